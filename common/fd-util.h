@@ -1,0 +1,12 @@
+#pragma once
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Write all of buf, retrying on EINTR and short writes. 0 or -errno. */
+int vr_write_all(int fd, const void *buf, size_t len);
+/* Read until len bytes or EOF; returns bytes read or -errno. */
+ssize_t vr_read_all(int fd, void *buf, size_t len);
+/* Close every descriptor >= lowfd (close_range, with a /proc fallback). */
+int vr_close_from(int lowfd);
+/* Write a short string to a file (for /proc/self/uid_map etc.). 0 or -errno. */
+int vr_write_file_at(int dirfd, const char *path, const char *content);

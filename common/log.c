@@ -1,0 +1,67 @@
+#include "log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int log_level = VR_LOG_WARNING;
+
+void vr_log_set_level(int level) { log_level = level; }
+int vr_log_get_level(void) { return log_level; }
+
+static void log_line(const char *prefix, const char *fmt, va_list ap, const char *suffix)
+{
+	char buf[2048];
+	int n = snprintf(buf, sizeof buf, "vault-run: %s", prefix);
+	if (n < 0 || (size_t)n >= sizeof buf)
+		return;
+	int m = vsnprintf(buf + n, sizeof buf - n, fmt, ap);
+	if (m < 0)
+		return;
+	size_t len = (size_t)n + (size_t)m;
+	if (len >= sizeof buf - 1)
+		len = sizeof buf - 2;
+	if (suffix) {
+		int k = snprintf(buf + len, sizeof buf - len, ": %s", suffix);
+		if (k > 0)
+			len += (size_t)k;
+		if (len >= sizeof buf - 1)
+			len = sizeof buf - 2;
+	}
+	buf[len++] = '\n';
+	/* One write so lines from several processes do not interleave. */
+	ssize_t r = write(STDERR_FILENO, buf, len);
+	(void)r;
+}
+
+void vr_log(int level, const char *fmt, ...)
+{
+	if (level > log_level)
+		return;
+	static const char *const prefix[] = {"", "warning: ", "", "debug: "};
+	int saved = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	log_line(prefix[level], fmt, ap, NULL);
+	va_end(ap);
+	errno = saved;
+}
+
+int vr_log_errno(int errnum, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_line("", fmt, ap, strerror(errnum));
+	va_end(ap);
+	return -errnum;
+}
+
+void vr_die(int status, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_line("", fmt, ap, NULL);
+	va_end(ap);
+	_exit(status);
+}

@@ -1,0 +1,19 @@
+/* Messages for the user: one line on stderr, prefixed "vault-run: ".
+ * Async-signal-safe enough for the sandbox child (vsnprintf + one write). */
+#pragma once
+#include <stdarg.h>
+
+enum { VR_LOG_ERROR, VR_LOG_WARNING, VR_LOG_INFO, VR_LOG_DEBUG };
+
+void vr_log_set_level(int level);
+int vr_log_get_level(void);
+void vr_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Logs at error level and returns -errnum (errnum > 0), for `return vr_log_errno(...)`. */
+int vr_log_errno(int errnum, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* For the sandbox child after clone: one line, then _exit(status). */
+_Noreturn void vr_die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define vr_error(...) vr_log(VR_LOG_ERROR, __VA_ARGS__)
+#define vr_warning(...) vr_log(VR_LOG_WARNING, __VA_ARGS__)
+#define vr_info(...) vr_log(VR_LOG_INFO, __VA_ARGS__)
+#define vr_debug(...) vr_log(VR_LOG_DEBUG, __VA_ARGS__)

@@ -1,0 +1,44 @@
+/* fusefs/ — the filtered view of a project (libfuse3 low-level API). */
+#pragma once
+#include <stdbool.h>
+#include <sys/types.h>
+#include "policy.h"
+
+/* Audit levels, each including the ones before it. */
+typedef enum {
+	VR_AUDIT_DENIED = 0,
+	VR_AUDIT_WRITES = 1,
+	VR_AUDIT_READS = 2,  /* default: first read of each file in a run */
+	VR_AUDIT_OPENS = 3,
+	VR_AUDIT_ALL = 4,
+} VrAuditLevel;
+
+/* Parses "denied".."all"; -1 when unknown. */
+int vr_audit_level_parse(const char *name);
+
+typedef struct {
+	const char *project;     /* host path of the project directory */
+	const char *mountpoint;  /* where to mount; may equal project (mount over it) */
+	const VrPolicy *policy;
+	const char *audit_path;  /* NULL: no log; "-": stderr; "syslog"; else a file (appended) */
+	VrAuditLevel audit_level;
+	const char *run_id;      /* NULL: a random id is made */
+	double entry_timeout;    /* seconds the kernel caches names (host edits seen after at most this) */
+	double attr_timeout;     /* seconds the kernel caches attributes */
+	bool allow_other;        /* let other uids of this user namespace in (the sandbox's agent uid) */
+	/* When the agent runs under another uid than the daemon (vault-run run as
+	 * root: agent is 65534), files owned by the daemon's uid are presented as
+	 * owned by present_uid/present_gid. (uid_t)-1: present as they are. */
+	uid_t present_uid;
+	gid_t present_gid;
+	int ready_fd;            /* written "ready\n" once mounted, then closed; -1: print a line on stdout */
+	int event_fd;            /* other processes of the run send audit events (one JSON object per datagram); -1 none */
+	bool foreground_signals; /* install SIGINT/SIGTERM/SIGHUP handlers that unmount and exit 0 */
+} VrViewOptions;
+
+void vr_view_options_init(VrViewOptions *opts);
+
+/* Mounts the view and serves it until it is unmounted or a termination
+ * signal arrives; flushes the audit log and unmounts before returning.
+ * 0 on a clean end, -errno on failure (logged once, here). */
+int vr_view_run(const VrViewOptions *opts);

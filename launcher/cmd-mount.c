@@ -1,0 +1,10 @@
+/* Placeholder until the subcommand lands. */
+#include <stdio.h>
+#include "commands.h"
+#include "common/exitcode.h"
+
+int vr_cmd_mount(int argc, char **argv)
+{
+	fprintf(stderr, "vault-run: 'mount' is not implemented yet\n");
+	return VR_EXIT_ERROR;
+}

@@ -1,0 +1,9 @@
+/* The subcommands of vault-run; main.c dispatches to them. Each returns the
+ * process exit status (see common/exitcode.h). */
+#pragma once
+
+int vr_cmd_run(int argc, char **argv);      /* vault-run [OPTIONS] [--] COMMAND... */
+int vr_cmd_mount(int argc, char **argv);    /* vault-run mount PROJECT MOUNTPOINT */
+int vr_cmd_policy(int argc, char **argv);   /* vault-run policy explain|show */
+int vr_cmd_audit(int argc, char **argv);    /* vault-run audit [LOG|RUN] */
+int vr_cmd_scan(int argc, char **argv);     /* vault-run scan PATH... */

@@ -1,0 +1,41 @@
+/* Config files (glib GKeyFile) from their sources, merged into a VrConfig.
+ * See docs/policy.md for the format. */
+#pragma once
+#include "policy.h"
+
+typedef enum {
+	VR_SOURCE_USER,     /* $XDG_CONFIG_HOME/vault-run/config: may hold everything */
+	VR_SOURCE_PROJECT,  /* the project's .vault-run: may only tighten */
+	VR_SOURCE_POLICY,   /* --policy FILE: as the user's own */
+} VrConfigSource;
+
+typedef struct {
+	VrPolicy *policy;
+	/* [sandbox] settings, NULL/empty when unset (never from a project file) */
+	char *net;                /* "none", "host", "allow=a,b" */
+	GPtrArray *env_allow;     /* globs of variable names (char *) */
+	GPtrArray *env_set;       /* "NAME=VALUE" (char *) */
+	GPtrArray *ro_binds;      /* host paths (char *) bound read-only */
+	GPtrArray *rw_binds;      /* host paths (char *) bound read-write */
+	char *profile;
+	/* [audit] */
+	char *audit_level;        /* "denied".."all" */
+	char *audit_path;
+} VrConfig;
+
+VrConfig *vr_config_new(void);   /* with the built-in rules already added */
+void vr_config_free(VrConfig *config);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(VrConfig, vr_config_free)
+
+/* Loads one file. A missing file is not an error when optional is TRUE.
+ * Errors name FILE:LINE and what was expected. */
+gboolean vr_config_load_file(VrConfig *config, const char *path, VrConfigSource source,
+                             gboolean optional, GError **error);
+/* Loads the same from memory (for tests and the fuzzer); name stands for the path. */
+gboolean vr_config_load_data(VrConfig *config, const char *data, gsize len, const char *name,
+                             VrConfigSource source, GError **error);
+/* Built-ins → user config → project's .vault-run (if project_dir) → policy_file. */
+gboolean vr_config_load_all(VrConfig *config, const char *project_dir, const char *policy_file,
+                            GError **error);
+/* The user config path ($XDG_CONFIG_HOME/vault-run/config); newly allocated. */
+char *vr_config_user_path(void);

@@ -1,0 +1,2 @@
+/* Placeholder until the policy engine lands. */
+#include "policy.h"
