@@ -7,3 +7,4 @@ int vr_cmd_mount(int argc, char **argv);    /* vault-run mount PROJECT MOUNTPOIN
 int vr_cmd_policy(int argc, char **argv);   /* vault-run policy explain|show */
 int vr_cmd_audit(int argc, char **argv);    /* vault-run audit [LOG|RUN] */
 int vr_cmd_scan(int argc, char **argv);     /* vault-run scan PATH... */
+int vr_cmd_proxy(int argc, char **argv);    /* vault-run proxy: the network proxy on its own (debugging, tests) */

@@ -14,6 +14,7 @@ static const struct {
 	{"policy", vr_cmd_policy},
 	{"audit", vr_cmd_audit},
 	{"scan", vr_cmd_scan},
+	{"proxy", vr_cmd_proxy},
 };
 
 int main(int argc, char **argv)
