@@ -1,0 +1,695 @@
+/* policy/scan.c — the secret-content scanner (see scan.h, docs/scanning.md).
+ *
+ * Speed comes from the prefilter, not from the matchers: every secret shape
+ * has a two-byte anchor that is rare in source text ("AK", "gh", "yJ", "-B",
+ * "k_", an '=' or ':' operator, an '@' …). A 16-byte vector compare finds the
+ * anchor positions; only there does a hand-written matcher for the rules
+ * owning that anchor run. No regex engine, no allocation on the hot path.
+ *
+ * Safety: every matcher indexes through at() or checks `< len` before reading;
+ * the fuzzer (tests/fuzz/fuzz_scan.c) holds us to it. */
+#include "scan.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+enum {
+	R_PEM,
+	R_AWS_ID,
+	R_AWS_SECRET,
+	R_GITHUB,
+	R_GITLAB,
+	R_SLACK,
+	R_STRIPE,
+	R_OPENAI,
+	R_ANTHROPIC,
+	R_GOOGLE,
+	R_JWT,
+	R_URL,
+	R_AUTH,
+	R_GENERIC,
+	R_COUNT
+};
+
+static const VrScanRule rules[R_COUNT] = {
+	[R_PEM] = {"pem-private-key", "PEM private key block"},
+	[R_AWS_ID] = {"aws-access-key-id", "AWS access key id"},
+	[R_AWS_SECRET] = {"aws-secret-access-key", "AWS secret access key"},
+	[R_GITHUB] = {"github-token", "GitHub token"},
+	[R_GITLAB] = {"gitlab-token", "GitLab personal access token"},
+	[R_SLACK] = {"slack-token", "Slack token"},
+	[R_STRIPE] = {"stripe-key", "Stripe secret or restricted key"},
+	[R_OPENAI] = {"openai-api-key", "OpenAI API key"},
+	[R_ANTHROPIC] = {"anthropic-api-key", "Anthropic API key"},
+	[R_GOOGLE] = {"google-api-key", "Google API key"},
+	[R_JWT] = {"jwt", "JSON Web Token"},
+	[R_URL] = {"url-credentials", "password embedded in a URL"},
+	[R_AUTH] = {"http-authorization", "HTTP Authorization credentials (e.g. git http.extraheader)"},
+	[R_GENERIC] = {"generic-secret-assignment", "high-entropy value assigned to a password/secret/token/key"},
+};
+
+/* ---- character classes ---------------------------------------------------- */
+
+enum {
+	C_ALNUM = 1 << 0,  /* [A-Za-z0-9] */
+	C_UPDIG = 1 << 1,  /* [A-Z0-9] */
+	C_B64URL = 1 << 2, /* [A-Za-z0-9_-] */
+	C_B64 = 1 << 3,    /* [A-Za-z0-9+/] */
+	C_IDENT = 1 << 4,  /* [A-Za-z0-9_.-]: a config key or variable name */
+	C_USERINFO = 1 << 5, /* what may stand in user:pass of a URL */
+	C_CRED = 1 << 6,   /* an Authorization credential: [A-Za-z0-9+/=._~-] */
+	C_ALPHA = 1 << 7,
+};
+
+#define LOWER (C_ALNUM | C_B64URL | C_B64 | C_IDENT | C_USERINFO | C_CRED | C_ALPHA)
+#define UPPER (LOWER | C_UPDIG)
+#define DIGIT (C_ALNUM | C_UPDIG | C_B64URL | C_B64 | C_IDENT | C_USERINFO | C_CRED)
+
+static const uint8_t cls[256] = {
+	['a' ... 'z'] = LOWER,
+	['A' ... 'Z'] = UPPER,
+	['0' ... '9'] = DIGIT,
+	['_'] = C_B64URL | C_IDENT | C_USERINFO | C_CRED,
+	['-'] = C_B64URL | C_IDENT | C_USERINFO | C_CRED,
+	['.'] = C_IDENT | C_USERINFO | C_CRED,
+	['+'] = C_B64 | C_USERINFO | C_CRED,
+	['/'] = C_B64 | C_CRED,
+	['='] = C_USERINFO | C_CRED,
+	['~'] = C_USERINFO | C_CRED,
+	['!'] = C_USERINFO,
+	['$'] = C_USERINFO,
+	['&'] = C_USERINFO,
+	['*'] = C_USERINFO,
+	[','] = C_USERINFO,
+	[';'] = C_USERINFO,
+	[':'] = C_USERINFO,
+	['%'] = C_USERINFO,
+};
+
+typedef struct {
+	const unsigned char *b;
+	size_t len;
+	GArray *hits;
+} Scan;
+
+static inline bool is(const Scan *s, size_t i, uint8_t c) { return i < s->len && (cls[s->b[i]] & c); }
+static inline unsigned char at(const Scan *s, size_t i) { return i < s->len ? s->b[i] : 0; }
+static inline bool has(const Scan *s, size_t i, const char *lit)
+{
+	size_t n = strlen(lit);
+	return i <= s->len && s->len - i >= n && memcmp(s->b + i, lit, n) == 0;
+}
+/* Length of the run of class c starting at i, at most max. */
+static size_t run(const Scan *s, size_t i, uint8_t c, size_t max)
+{
+	size_t n = 0;
+	while (n < max && is(s, i + n, c))
+		n++;
+	return n;
+}
+/* A token starts at a word boundary: nothing alphanumeric right before it. */
+static inline bool starts_word(const Scan *s, size_t i) { return i == 0 || !(cls[s->b[i - 1]] & C_ALNUM); }
+
+static void add(Scan *s, size_t start, size_t len, int rule)
+{
+	if (len == 0)
+		return;
+	VrScanHit h = {start, len, &rules[rule]};
+	g_array_append_val(s->hits, h);
+}
+
+/* ---- value heuristics ------------------------------------------------------ */
+
+/* log2 without libm (the policy library links none): exponent from the
+ * IEEE-754 bits, mantissa through the atanh series; error < 1e-6, plenty
+ * for an entropy threshold. */
+static double log2_approx(double x)
+{
+	uint64_t bits;
+	memcpy(&bits, &x, sizeof bits);
+	int e = (int)((bits >> 52) & 0x7ff) - 1023;
+	bits = (bits & ~(0x7ffULL << 52)) | (1023ULL << 52);
+	double m;
+	memcpy(&m, &bits, sizeof m);
+	double z = (m - 1) / (m + 1), z2 = z * z;
+	double ln = 2 * z * (1 + z2 * (1.0 / 3 + z2 * (1.0 / 5 + z2 * (1.0 / 7 + z2 * (1.0 / 9 + z2 / 11)))));
+	return e + ln * 1.4426950408889634;
+}
+
+/* Shannon entropy in bits per byte of v[0..n). */
+static double entropy(const unsigned char *v, size_t n)
+{
+	unsigned counts[256] = {0};
+	for (size_t i = 0; i < n; i++)
+		counts[v[i]]++;
+	double h = 0;
+	for (size_t i = 0; i < 256; i++)
+		if (counts[i]) {
+			double p = (double)counts[i] / n;
+			h -= p * log2_approx(p);
+		}
+	return h;
+}
+
+static bool contains_ci(const unsigned char *v, size_t n, const char *word)
+{
+	size_t w = strlen(word);
+	for (size_t i = 0; i + w <= n; i++)
+		if (g_ascii_strncasecmp((const char *)v + i, word, w) == 0)
+			return true;
+	return false;
+}
+
+/* Values that stand for a secret rather than being one: variables, template
+ * slots, documentation examples, already-masked text. */
+static bool is_placeholder(const unsigned char *v, size_t n)
+{
+	static const char *const words[] = {
+		"changeme", "change-me", "change_me", "example", "placeholder", "your", "xxxx",
+		"****", "dummy", "redacted", "replace", "insert", "fixme", "todo", "secret",
+		"password", "passwd", "token", "sample", "fake", "test1234", "1234567", "abcdef",
+	};
+	if (n == 0)
+		return true;
+	if (v[0] == '$' || v[0] == '<' || v[0] == '{' || v[0] == '%' || v[0] == '*')
+		return true;
+	size_t same = 1;
+	for (size_t i = 1; i < n; i++)
+		same += v[i] == v[0];
+	if (same == n)
+		return true;
+	for (size_t i = 0; i < G_N_ELEMENTS(words); i++)
+		if (contains_ci(v, n, words[i]))
+			return true;
+	return false;
+}
+
+/* ---- matchers: each gets the anchor position p, returns where to go on ---- */
+
+/* "-----BEGIN … PRIVATE KEY-----" … "-----END": anchored on the "-B". The
+ * body is masked (newlines kept by vr_scan_mask); the marker lines are not
+ * secret and stay readable so the file still looks like what it is. */
+static size_t match_pem(Scan *s, size_t p)
+{
+	if (p < 4 || memcmp(s->b + p - 4, "-----", 5) != 0 || !has(s, p + 1, "BEGIN "))
+		return p + 1;
+	size_t label = p + 7, q = label;
+	while (q < s->len && q - label < 64 && s->b[q] != '\n' && s->b[q] != '-')
+		q++;
+	if (!has(s, q, "-----") || !contains_ci(s->b + label, q - label, "PRIVATE KEY"))
+		return p + 1;
+	size_t body = q + 5;
+	const unsigned char *end = memmem(s->b + body, s->len - body, "-----END", 8);
+	size_t stop = end ? (size_t)(end - s->b) : s->len;
+	while (body < stop && (s->b[body] == '\n' || s->b[body] == '\r'))
+		body++;
+	add(s, body, stop - body, R_PEM);
+	return stop > p + 1 ? stop : p + 1;
+}
+
+/* AKIA/ASIA + 16 [A-Z0-9], or AIza + 35 [A-Za-z0-9_-]: anchored on 'A'. */
+static size_t match_A(Scan *s, size_t p)
+{
+	if (!starts_word(s, p))
+		return p + 1;
+	if (has(s, p, "AKIA") || has(s, p, "ASIA")) {
+		size_t n = run(s, p + 4, C_UPDIG, 17);
+		if (n != 16 || is(s, p + 20, C_ALNUM))
+			return p + 1;
+		/* AWS documents AKIAIOSFODNN7EXAMPLE; tests and docs copy it. */
+		if (memcmp(s->b + p + 13, "EXAMPLE", 7) == 0)
+			return p + 1;
+		add(s, p, 20, R_AWS_ID);
+		return p + 20;
+	}
+	if (has(s, p, "AIza")) {
+		size_t n = run(s, p + 4, C_B64URL, 36);
+		if (n != 35)
+			return p + 1;
+		add(s, p, 39, R_GOOGLE);
+		return p + 39;
+	}
+	return p + 1;
+}
+
+/* gh[pousr]_ + ≥36 alnum (GitHub), glpat- + ≥20 (GitLab): anchored on 'g'. */
+static size_t match_g(Scan *s, size_t p)
+{
+	if (!starts_word(s, p))
+		return p + 1;
+	if (at(s, p + 1) == 'h' && strchr("pousr", at(s, p + 2)) && at(s, p + 2) && at(s, p + 3) == '_') {
+		size_t n = run(s, p + 4, C_ALNUM, 255);
+		if (n < 36)
+			return p + 1;
+		add(s, p, 4 + n, R_GITHUB);
+		return p + 4 + n;
+	}
+	if (has(s, p, "glpat-")) {
+		size_t n = run(s, p + 6, C_B64URL, 255);
+		if (n < 20)
+			return p + 1;
+		add(s, p, 6 + n, R_GITLAB);
+		return p + 6 + n;
+	}
+	return p + 1;
+}
+
+/* github_pat_ + ≥22 [A-Za-z0-9_]: anchored on the "b_" inside "github_". */
+static size_t match_b(Scan *s, size_t p)
+{
+	if (p < 5 || memcmp(s->b + p - 5, "github", 6) != 0 || !has(s, p + 1, "_pat_"))
+		return p + 1;
+	size_t start = p - 5;
+	if (!starts_word(s, start))
+		return p + 1;
+	size_t n = 0;
+	while (n < 255 && (is(s, start + 11 + n, C_ALNUM) || at(s, start + 11 + n) == '_'))
+		n++;
+	if (n < 22)
+		return p + 1;
+	add(s, start, 11 + n, R_GITHUB);
+	return start + 11 + n;
+}
+
+/* xox[baprs]- + ≥10 [A-Za-z0-9-]: anchored on "xo". */
+static size_t match_x(Scan *s, size_t p)
+{
+	if (!starts_word(s, p) || !has(s, p, "xox") || !at(s, p + 3) || !strchr("baprs", at(s, p + 3)) ||
+	    at(s, p + 4) != '-')
+		return p + 1;
+	size_t n = 0;
+	while (n < 255 && (is(s, p + 5 + n, C_ALNUM) || at(s, p + 5 + n) == '-'))
+		n++;
+	if (n < 10)
+		return p + 1;
+	add(s, p, 5 + n, R_SLACK);
+	return p + 5 + n;
+}
+
+/* sk_live_/sk_test_/rk_live_/rk_test_ (Stripe), sk-ant- (Anthropic),
+ * sk-… (OpenAI): anchored on "k_"/"k-". */
+static size_t match_k(Scan *s, size_t p)
+{
+	if (p < 1 || (s->b[p - 1] != 's' && s->b[p - 1] != 'r') || !starts_word(s, p - 1))
+		return p + 1;
+	size_t start = p - 1, q = p + 2;
+	if (at(s, p + 1) == '_') {
+		if (!has(s, q, "live_") && !has(s, q, "test_"))
+			return p + 1;
+		size_t n = run(s, q + 5, C_ALNUM, 255);
+		if (n < 16)
+			return p + 1;
+		add(s, start, 8 + n, R_STRIPE);
+		return start + 8 + n;
+	}
+	if (at(s, p + 1) != '-' || s->b[start] != 's')
+		return p + 1;
+	size_t n = run(s, q, C_B64URL, 255);
+	if (has(s, q, "ant-")) {
+		if (n < 4 + 20)
+			return p + 1;
+		add(s, start, 3 + n, R_ANTHROPIC);
+		return start + 3 + n;
+	}
+	/* Plain "sk-" also starts CSS classes and CLI flags: demand length and
+	 * the mixed case and digits of a generated key. */
+	bool up = false, lo = false, dig = false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = s->b[q + i];
+		up |= c >= 'A' && c <= 'Z';
+		lo |= c >= 'a' && c <= 'z';
+		dig |= c >= '0' && c <= '9';
+	}
+	size_t min = has(s, q, "proj-") ? 5 + 20 : 32;
+	if (n < min || !(up && lo && dig))
+		return p + 1;
+	add(s, start, 3 + n, R_OPENAI);
+	return start + 3 + n;
+}
+
+/* eyJ….eyJ….sig: anchored on "yJ". */
+static size_t match_y(Scan *s, size_t p)
+{
+	if (p < 1 || s->b[p - 1] != 'e')
+		return p + 1;
+	size_t start = p - 1;
+	if (start > 0 && ((cls[s->b[start - 1]] & C_B64URL) || s->b[start - 1] == '.'))
+		return p + 1;
+	size_t n1 = run(s, start, C_B64URL, 8192);
+	if (n1 < 10 || at(s, start + n1) != '.')
+		return p + 1;
+	size_t s2 = start + n1 + 1;
+	size_t n2 = run(s, s2, C_B64URL, 16384);
+	if (n2 < 10 || !has(s, s2, "eyJ") || at(s, s2 + n2) != '.')
+		return p + 1;
+	size_t s3 = s2 + n2 + 1;
+	size_t n3 = run(s, s3, C_B64URL, 8192);
+	if (n3 < 16)
+		return p + 1;
+	add(s, start, s3 + n3 - start, R_JWT);
+	return s3 + n3;
+}
+
+/* scheme://user:password@host — anchored on '@', looking back to "://". Only
+ * the password is masked: the user and host stay readable. A long random
+ * user with no password (https://TOKEN@host) is masked whole. */
+static size_t match_at(Scan *s, size_t p)
+{
+	if (!is(s, p + 1, C_ALNUM) && at(s, p + 1) != '[')
+		return p + 1;
+	size_t q = p;
+	while (q > 0 && p - q < 512 && (cls[s->b[q - 1]] & C_USERINFO))
+		q--;
+	if (q == p || q < 4 || s->b[q - 1] != '/' || s->b[q - 2] != '/' || s->b[q - 3] != ':' ||
+	    !(cls[s->b[q - 4]] & C_ALPHA))
+		return p + 1;
+	const unsigned char *colon = memchr(s->b + q, ':', p - q);
+	if (colon) {
+		size_t pw = (size_t)(colon - s->b) + 1;
+		if (pw < p && !is_placeholder(s->b + pw, p - pw))
+			add(s, pw, p - pw, R_URL);
+	} else if (p - q >= 16 && !is_placeholder(s->b + q, p - q) && entropy(s->b + q, p - q) >= 3.5) {
+		add(s, q, p - q, R_URL);
+	}
+	return p + 1;
+}
+
+typedef enum { K_NONE, K_GENERIC, K_AWS, K_AUTH, K_SHELL_PWD } KeyKind;
+
+/* Which kind of secret the key name promises, judged on its normalized form
+ * (lowercase, without '_', '-', '.'), by suffix: "DB_PASSWORD",
+ * "client-secret", "aws.secretAccessKey". */
+static KeyKind key_kind(const unsigned char *k, size_t n)
+{
+	static const struct {
+		const char *suffix;
+		KeyKind kind;
+	} keys[] = {
+		{"secretaccesskey", K_AWS}, {"authorization", K_AUTH}, {"password", K_GENERIC},
+		{"passwd", K_GENERIC}, {"passphrase", K_GENERIC}, {"pwd", K_GENERIC},
+		{"secret", K_GENERIC}, {"token", K_GENERIC}, {"apikey", K_GENERIC},
+		{"secretkey", K_GENERIC}, {"accesskey", K_GENERIC}, {"privatekey", K_GENERIC},
+		{"authkey", K_GENERIC},
+	};
+	char norm[64];
+	size_t m = 0;
+	for (size_t i = n; i > 0 && m < sizeof norm; i--) {
+		unsigned char c = k[i - 1];
+		if (c == '_' || c == '-' || c == '.')
+			continue;
+		norm[sizeof norm - 1 - m++] = g_ascii_tolower(c);
+	}
+	const char *nk = norm + sizeof norm - m;
+	/* $PWD and $OLDPWD hold directories, not passwords. */
+	if ((m == 3 && memcmp(nk, "pwd", 3) == 0) || (m == 6 && memcmp(nk, "oldpwd", 6) == 0))
+		return K_SHELL_PWD;
+	for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+		size_t l = strlen(keys[i].suffix);
+		if (m >= l && memcmp(nk + m - l, keys[i].suffix, l) == 0)
+			return keys[i].kind;
+	}
+	return K_NONE;
+}
+
+/* "Authorization: Basic XXX" (also git's http.extraheader): mask XXX. */
+static void match_auth_value(Scan *s, size_t v, size_t vend)
+{
+	size_t w = 0;
+	while (v + w < vend && w < 16 && (cls[s->b[v + w]] & C_ALPHA))
+		w++;
+	size_t c = v + w;
+	if (w == 0 || c >= vend || (s->b[c] != ' ' && s->b[c] != '\t'))
+		return;
+	while (c < vend && (s->b[c] == ' ' || s->b[c] == '\t'))
+		c++;
+	size_t n = 0;
+	while (c + n < vend && (cls[s->b[c + n]] & C_CRED))
+		n++;
+	if (n >= 8 && !is_placeholder(s->b + c, n))
+		add(s, c, n, R_AUTH);
+}
+
+/* KEY = VALUE, KEY: VALUE, KEY := VALUE, KEY => VALUE, "KEY": "VALUE", with
+ * KEY naming a secret: anchored on the operator. Only the value is masked. */
+static size_t match_assign(Scan *s, size_t p)
+{
+	const unsigned char *b = s->b;
+	unsigned char op = b[p], next = at(s, p + 1), prev = p ? b[p - 1] : 0;
+	size_t opstart = p, v = p + 1;
+	if (op == ':') {
+		if (next == '=' || next == ':' || prev == ':' || next == '/')
+			return p + 1;
+	} else {
+		if (next == '=' || next == '~' || (prev && strchr("=!<>+-*/|&^%", prev)))
+			return p + 1;
+		if (prev == ':')
+			opstart = p - 1;
+		if (next == '>')
+			v = p + 2;
+	}
+	/* The key: back over blanks, a closing quote or bracket, then name chars. */
+	size_t k = opstart, blanks = 0;
+	while (k > 0 && blanks < 8 && (b[k - 1] == ' ' || b[k - 1] == '\t'))
+		k--, blanks++;
+	if (k > 0 && b[k - 1] == ']')
+		k--;
+	if (k > 0 && (b[k - 1] == '"' || b[k - 1] == '\'' || b[k - 1] == '`'))
+		k--;
+	size_t kend = k;
+	while (k > 0 && kend - k < 64 && (cls[b[k - 1]] & C_IDENT))
+		k--;
+	if (kend == k)
+		return p + 1;
+	/* Cheap reject before normalizing: every key suffix ends in d/e/t/n/y. */
+	unsigned char last = g_ascii_tolower(b[kend - 1]);
+	if (!strchr("detny", last))
+		return p + 1;
+	KeyKind kind = key_kind(b + k, kend - k);
+	if (kind == K_NONE || kind == K_SHELL_PWD)
+		return p + 1;
+
+	/* The value: quoted up to the same quote on the line, or a bare word. */
+	size_t blank = 0;
+	while (v < s->len && blank < 8 && (b[v] == ' ' || b[v] == '\t'))
+		v++, blank++;
+	if (v >= s->len)
+		return p + 1;
+	size_t vs, ve;
+	bool quoted = b[v] == '"' || b[v] == '\'' || b[v] == '`';
+	if (quoted) {
+		unsigned char qc = b[v];
+		vs = ve = v + 1;
+		while (ve < s->len && ve - vs < 512 && b[ve] != qc && b[ve] != '\n')
+			ve++;
+		if (ve >= s->len || b[ve] != qc)
+			return p + 1;
+	} else {
+		vs = ve = v;
+		if (kind == K_AUTH) {
+			/* The whole rest of the line: "basic XXX". */
+			while (ve < s->len && ve - vs < 512 && b[ve] != '\n' && b[ve] != '\r' && b[ve] != '"')
+				ve++;
+		} else {
+			while (ve < s->len && ve - vs < 512 && b[ve] > ' ' && b[ve] < 0x7f &&
+			       !strchr("\"'`,;&)}]([", b[ve]))
+				ve++;
+			if (ve < s->len && (b[ve] == '(' || b[ve] == '['))
+				return p + 1; /* an expression: get_token(), os.environ["X"] */
+		}
+	}
+	size_t n = ve - vs;
+	if (kind == K_AUTH) {
+		match_auth_value(s, vs, ve);
+		return p + 1;
+	}
+	if (kind == K_AWS && n == 40 && run(s, vs, C_B64, 40) == 40 && !contains_ci(b + vs, n, "EXAMPLE")) {
+		add(s, vs, n, R_AWS_SECRET);
+		return p + 1;
+	}
+	if (n < 8 || is_placeholder(b + vs, n))
+		return p + 1;
+	bool digit = false, symbol = false;
+	for (size_t i = vs; i < ve; i++) {
+		if (b[i] == ' ' || b[i] < 0x20 || b[i] >= 0x7f)
+			return p + 1; /* prose or binary, not a credential */
+		digit |= b[i] >= '0' && b[i] <= '9';
+		symbol |= !(cls[b[i]] & C_ALPHA) && b[i] != '_' && b[i] != '.' && !(b[i] >= '0' && b[i] <= '9');
+	}
+	/* A bare word of letters and dots is an expression (self.token,
+	 * process.env.TOKEN), not a literal. */
+	if (!quoted && !digit && !symbol)
+		return p + 1;
+	if (entropy(b + vs, n) < 3.0)
+		return p + 1;
+	add(s, vs, n, R_GENERIC);
+	return p + 1;
+}
+
+static size_t dispatch(Scan *s, size_t p)
+{
+	switch (s->b[p]) {
+	case '=':
+	case ':': return match_assign(s, p);
+	case '@': return match_at(s, p);
+	case 'A': return match_A(s, p);
+	case 'g': return match_g(s, p);
+	case 'b': return match_b(s, p);
+	case 'x': return match_x(s, p);
+	case 'k': return match_k(s, p);
+	case 'y': return match_y(s, p);
+	case '-': return match_pem(s, p);
+	default: return p + 1;
+	}
+}
+
+/* ---- the prefilter ---------------------------------------------------------- */
+
+typedef unsigned char v16 __attribute__((vector_size(16)));
+
+/* Bit j set when position i+j holds an anchor (first byte of the anchor
+ * bigram); needs 17 readable bytes at b+i. Must stay a superset of what
+ * dispatch() acts on. */
+static inline uint32_t anchors16(const unsigned char *b)
+{
+	v16 a, n;
+	memcpy(&a, b, 16);
+	memcpy(&n, b + 1, 16);
+	v16 m = (v16)((a == '=') | (a == ':') | (a == '@') |
+	              ((a == 'A') & ((n == 'K') | (n == 'S') | (n == 'I'))) |
+	              ((a == 'g') & ((n == 'h') | (n == 'l'))) | ((a == 'x') & (n == 'o')) |
+	              ((a == 'k') & ((n == '-') | (n == '_'))) | ((a == 'b') & (n == '_')) |
+	              ((a == 'y') & (n == 'J')) | ((a == '-') & (n == 'B')));
+#ifdef __SSE2__
+	__m128i mm;
+	memcpy(&mm, &m, 16);
+	return (uint32_t)_mm_movemask_epi8(mm);
+#else
+	uint64_t w[2];
+	memcpy(w, &m, 16);
+	if (!(w[0] | w[1]))
+		return 0;
+	uint32_t bits = 0;
+	for (int j = 0; j < 16; j++)
+		bits |= (uint32_t)(m[j] != 0) << j;
+	return bits;
+#endif
+}
+
+static gint hit_cmp(gconstpointer a, gconstpointer b)
+{
+	const VrScanHit *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->len > y->len ? -1 : x->len < y->len;
+}
+
+/* Shape rules name a secret better than context rules. */
+static int rank(const VrScanRule *r)
+{
+	return r == &rules[R_GENERIC] ? 0 : (r == &rules[R_URL] || r == &rules[R_AUTH]) ? 1 : 2;
+}
+
+/* Overlaps happen where a specific rule fires inside a generic one
+ * (token = "ghp_…"): keep one hit spanning both, named by the specific rule. */
+static void sort_and_merge(GArray *hits, guint first)
+{
+	guint n = hits->len - first;
+	if (n < 2)
+		return;
+	VrScanHit *h = &g_array_index(hits, VrScanHit, first);
+	qsort(h, n, sizeof *h, (int (*)(const void *, const void *))hit_cmp);
+	guint out = 0;
+	for (guint i = 1; i < n; i++) {
+		VrScanHit *prev = &h[out];
+		size_t pend = prev->start + prev->len;
+		if (h[i].start < pend) {
+			size_t end = MAX(pend, h[i].start + h[i].len);
+			if (rank(h[i].rule) > rank(prev->rule))
+				prev->rule = h[i].rule;
+			prev->len = end - prev->start;
+		} else {
+			h[++out] = h[i];
+		}
+	}
+	g_array_set_size(hits, first + out + 1);
+}
+
+void vr_scan_buffer(const char *buf, size_t len, GArray *hits)
+{
+	g_return_if_fail(hits != NULL);
+	g_return_if_fail(g_array_get_element_size(hits) == sizeof(VrScanHit));
+	if (!buf || len == 0)
+		return;
+	Scan s = {(const unsigned char *)buf, len, hits};
+	guint first = hits->len;
+	size_t i = 0;
+	while (len >= 17 && i <= len - 17) {
+		uint32_t bits = anchors16(s.b + i);
+		size_t next_block = i + 16;
+		while (bits) {
+			size_t p = i + (size_t)__builtin_ctz(bits);
+			bits &= bits - 1;
+			size_t go = dispatch(&s, p);
+			if (go >= next_block) {
+				next_block = go;
+				break;
+			}
+			/* A matcher that consumed a token skips the anchors inside it. */
+			if (go > p + 1)
+				bits &= ~0u << (go - i);
+		}
+		i = next_block;
+	}
+	while (i < len)
+		i = dispatch(&s, i);
+	sort_and_merge(hits, first);
+}
+
+void vr_scan_mask(char *buf, size_t len, const GArray *hits)
+{
+	if (!buf || !hits)
+		return;
+	for (guint i = 0; i < hits->len; i++) {
+		const VrScanHit *h = &g_array_index(hits, VrScanHit, i);
+		if (h->start >= len)
+			continue;
+		size_t end = h->len > len - h->start ? len : h->start + h->len;
+		for (size_t j = h->start; j < end; j++)
+			if (buf[j] != '\n' && buf[j] != '\r')
+				buf[j] = '*';
+	}
+}
+
+const VrScanRule *vr_scan_rules(size_t *n_rules)
+{
+	if (n_rules)
+		*n_rules = R_COUNT;
+	return rules;
+}
+
+const VrScanRule *vr_scan_rule_lookup(const char *id)
+{
+	for (size_t i = 0; id && i < R_COUNT; i++)
+		if (strcmp(rules[i].id, id) == 0)
+			return &rules[i];
+	return NULL;
+}
+
+void vr_scan_line_col(const char *buf, size_t len, size_t offset, size_t *ret_line, size_t *ret_col)
+{
+	size_t line = 1, bol = 0;
+	if (offset > len)
+		offset = len;
+	for (const char *p = buf; p && (p = memchr(p, '\n', offset - (size_t)(p - buf))); p++) {
+		line++;
+		bol = (size_t)(p - buf) + 1;
+	}
+	if (ret_line)
+		*ret_line = line;
+	if (ret_col)
+		*ret_col = offset - bol + 1;
+}
