@@ -1,0 +1,367 @@
+/* policy/config.c — config files in GKeyFile format, merged into a VrConfig.
+ *
+ * GKeyFile gives no line numbers and keeps the last of two equal keys
+ * without a word, so a pre-scan of the lines comes first: it maps every key
+ * to its line, and refuses unknown groups and keys, duplicated keys and, in
+ * a project file, anything that is not a restriction. Every message is one
+ * line: "FILE:LINE: what is wrong; what was expected". */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+
+#define MAX_CONFIG_SIZE (1024 * 1024)
+
+#define PROJECT_HINT "project config may only add restrictions; put it in ~/.config/vault-run/config"
+
+typedef struct {
+	const char *group;
+	const char *keys[7];
+	const char *expected; /* for the "unknown key" message */
+} GroupSpec;
+
+static const GroupSpec groups[] = {
+	{"policy", {"hide", "readonly", "redact", "show"}, "hide, readonly, redact or show"},
+	{"sandbox", {"net", "env-allow", "setenv", "ro-bind", "bind", "profile"},
+	 "net, env-allow, setenv, ro-bind, bind or profile"},
+	{"audit", {"level", "path"}, "level or path"},
+};
+
+typedef struct {
+	char *group;
+	char *key;
+	int line;
+} KeyLine;
+
+static void key_line_clear(gpointer p)
+{
+	KeyLine *kl = p;
+	g_free(kl->group);
+	g_free(kl->key);
+}
+
+static const GroupSpec *find_group(const char *name)
+{
+	for (gsize i = 0; i < G_N_ELEMENTS(groups); i++)
+		if (strcmp(groups[i].group, name) == 0)
+			return &groups[i];
+	return NULL;
+}
+
+static gboolean group_has_key(const GroupSpec *g, const char *key)
+{
+	for (gsize i = 0; i < G_N_ELEMENTS(g->keys) && g->keys[i]; i++)
+		if (strcmp(g->keys[i], key) == 0)
+			return TRUE;
+	return FALSE;
+}
+
+G_GNUC_PRINTF(4, 5)
+static gboolean fail(GError **error, const char *name, int line, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_CONFIG, "%s:%d: %s", name, line, msg);
+	return FALSE;
+}
+
+/* Fills keys (KeyLine, in file order) and checks everything that needs a
+ * line number. */
+static gboolean prescan(const char *data, gsize len, const char *name, VrConfigSource source,
+                        GArray *keys, GError **error)
+{
+	g_autofree char *group = NULL;
+	const GroupSpec *spec = NULL;
+	int lineno = 0;
+	for (const char *line = data; line < data + len;) {
+		const char *nl = memchr(line, '\n', (gsize)(data + len - line));
+		const char *end = nl ? nl : data + len;
+		lineno++;
+		if (memchr(line, '\0', (gsize)(end - line)))
+			return fail(error, name, lineno, "NUL byte; expected a text file");
+		if (!g_utf8_validate(line, end - line, NULL))
+			return fail(error, name, lineno, "invalid UTF-8; expected UTF-8 text");
+		g_autofree char *text = g_strstrip(g_strndup(line, (gsize)(end - line)));
+		line = nl ? nl + 1 : data + len;
+		if (!*text || text[0] == '#')
+			continue;
+		if (text[0] == '[') {
+			gsize n = strlen(text);
+			if (text[n - 1] != ']' || n < 3 || strpbrk(text + 1, "[]") != text + n - 1)
+				return fail(error, name, lineno, "malformed group header '%s'; expected [policy], [sandbox] or [audit]", text);
+			g_free(group);
+			group = g_strndup(text + 1, n - 2);
+			spec = find_group(group);
+			if (!spec)
+				return fail(error, name, lineno, "unknown group [%s]; expected [policy], [sandbox] or [audit]", group);
+			if (source == VR_SOURCE_PROJECT && strcmp(group, "policy") != 0)
+				return fail(error, name, lineno, "[%s] is not allowed in a project config; " PROJECT_HINT, group);
+			continue;
+		}
+		char *eq = strchr(text, '=');
+		if (!eq)
+			return fail(error, name, lineno, "'%s' is not a KEY=VALUE line; expected KEY=VALUE, [group] or # comment", text);
+		*eq = '\0';
+		g_strchomp(text);
+		if (!spec)
+			return fail(error, name, lineno, "key '%s' outside a group; expected a [policy], [sandbox] or [audit] line first", text);
+		if (!group_has_key(spec, text))
+			return fail(error, name, lineno, "unknown key '%s' in [%s]; expected %s", text, group, spec->expected);
+		if (source == VR_SOURCE_PROJECT && strcmp(text, "show") == 0)
+			return fail(error, name, lineno, "'show' is not allowed in a project config; " PROJECT_HINT);
+		for (guint i = 0; i < keys->len; i++) {
+			KeyLine *kl = &g_array_index(keys, KeyLine, i);
+			if (strcmp(kl->group, group) == 0 && strcmp(kl->key, text) == 0)
+				return fail(error, name, lineno, "key '%s' in [%s] repeats line %d; expected each key once (join lists with ';')", text, group, kl->line);
+		}
+		KeyLine kl = {g_strdup(group), g_strdup(text), lineno};
+		g_array_append_val(keys, kl);
+	}
+	return TRUE;
+}
+
+static VrRuleKind kind_of(const char *key)
+{
+	if (strcmp(key, "hide") == 0)
+		return VR_RULE_HIDE;
+	if (strcmp(key, "readonly") == 0)
+		return VR_RULE_READONLY;
+	if (strcmp(key, "redact") == 0)
+		return VR_RULE_REDACT;
+	return VR_RULE_SHOW;
+}
+
+static gboolean load_policy_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl,
+                                const char *name, VrConfigSource source, GError **error)
+{
+	g_autoptr(GError) local = NULL;
+	g_auto(GStrv) items = g_key_file_get_string_list(kf, kl->group, kl->key, NULL, &local);
+	if (!items)
+		return fail(error, name, kl->line, "%s; expected a ';'-separated list of patterns", local->message);
+	for (char **it = items; *it; it++) {
+		char *pat = g_strchug(*it);
+		VrRuleKind kind = kind_of(kl->key);
+		if (!*pat)
+			continue;
+		/* "!pattern" negates, as in .gitignore. */
+		if (kind != VR_RULE_SHOW && pat[0] == '!') {
+			if (source == VR_SOURCE_PROJECT)
+				return fail(error, name, kl->line, "'%s' un-hides; " PROJECT_HINT, pat);
+			kind = VR_RULE_SHOW;
+			pat++;
+		}
+		if (!vr_policy_add(config->policy, kind, pat, name, kl->line,
+		                   source == VR_SOURCE_PROJECT, error))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean get_string(GKeyFile *kf, const KeyLine *kl, const char *name, char **ret,
+                           GError **error)
+{
+	g_autoptr(GError) local = NULL;
+	char *v = g_key_file_get_string(kf, kl->group, kl->key, &local);
+	if (!v)
+		return fail(error, name, kl->line, "%s; expected a string", local->message);
+	g_strstrip(v);
+	g_free(*ret);
+	*ret = v;
+	return TRUE;
+}
+
+static gboolean append_list(GKeyFile *kf, const KeyLine *kl, const char *name, GPtrArray *to,
+                            gboolean need_assignment, GError **error)
+{
+	g_autoptr(GError) local = NULL;
+	g_auto(GStrv) items = g_key_file_get_string_list(kf, kl->group, kl->key, NULL, &local);
+	if (!items)
+		return fail(error, name, kl->line, "%s; expected a ';'-separated list", local->message);
+	for (char **it = items; *it; it++) {
+		char *v = g_strstrip(*it);
+		if (!*v)
+			continue;
+		if (need_assignment && (v[0] == '=' || !strchr(v, '=')))
+			return fail(error, name, kl->line, "'%s' in %s; expected NAME=VALUE", v, kl->key);
+		g_ptr_array_add(to, g_strdup(v));
+	}
+	return TRUE;
+}
+
+static gboolean load_sandbox_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl,
+                                 const char *name, GError **error)
+{
+	const char *k = kl->key;
+	if (strcmp(k, "net") == 0) {
+		if (!get_string(kf, kl, name, &config->net, error))
+			return FALSE;
+		if (strcmp(config->net, "none") != 0 && strcmp(config->net, "host") != 0 &&
+		    !g_str_has_prefix(config->net, "allow="))
+			return fail(error, name, kl->line, "net = '%s'; expected none, host or allow=DOMAIN,...", config->net);
+		return TRUE;
+	}
+	if (strcmp(k, "profile") == 0)
+		return get_string(kf, kl, name, &config->profile, error);
+	if (strcmp(k, "env-allow") == 0)
+		return append_list(kf, kl, name, config->env_allow, FALSE, error);
+	if (strcmp(k, "setenv") == 0)
+		return append_list(kf, kl, name, config->env_set, TRUE, error);
+	if (strcmp(k, "ro-bind") == 0)
+		return append_list(kf, kl, name, config->ro_binds, FALSE, error);
+	return append_list(kf, kl, name, config->rw_binds, FALSE, error); /* bind */
+}
+
+static gboolean load_audit_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl,
+                               const char *name, GError **error)
+{
+	if (strcmp(kl->key, "path") == 0)
+		return get_string(kf, kl, name, &config->audit_path, error);
+	if (!get_string(kf, kl, name, &config->audit_level, error))
+		return FALSE;
+	const char *levels[] = {"denied", "writes", "reads", "opens", "all"};
+	for (gsize i = 0; i < G_N_ELEMENTS(levels); i++)
+		if (strcmp(config->audit_level, levels[i]) == 0)
+			return TRUE;
+	return fail(error, name, kl->line, "level = '%s'; expected denied, writes, reads, opens or all", config->audit_level);
+}
+
+gboolean vr_config_load_data(VrConfig *config, const char *data, gsize len, const char *name,
+                             VrConfigSource source, GError **error)
+{
+	if (len > MAX_CONFIG_SIZE)
+		return fail(error, name, 0, "larger than 1 MiB (%zu bytes); expected a small text file", len);
+	g_autoptr(GArray) keys = g_array_new(FALSE, FALSE, sizeof(KeyLine));
+	g_array_set_clear_func(keys, key_line_clear);
+	if (!prescan(data, len, name, source, keys, error))
+		return FALSE;
+	g_autoptr(GKeyFile) kf = g_key_file_new();
+	g_autoptr(GError) local = NULL;
+	if (!g_key_file_load_from_data(kf, data, len, G_KEY_FILE_NONE, &local))
+		return fail(error, name, 1, "%s; expected GKeyFile syntax", local->message);
+	for (guint i = 0; i < keys->len; i++) {
+		const KeyLine *kl = &g_array_index(keys, KeyLine, i);
+		gboolean ok;
+		if (strcmp(kl->group, "policy") == 0)
+			ok = load_policy_key(config, kf, kl, name, source, error);
+		else if (strcmp(kl->group, "sandbox") == 0)
+			ok = load_sandbox_key(config, kf, kl, name, error);
+		else
+			ok = load_audit_key(config, kf, kl, name, error);
+		if (!ok)
+			return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean vr_config_load_file(VrConfig *config, const char *path, VrConfigSource source,
+                             gboolean optional, GError **error)
+{
+	/* A project's .vault-run is the repository's: a symlink there could
+	 * point the parser (and its error messages) at any file the user can
+	 * read, so it is refused. O_NONBLOCK: a FIFO must not hang us. */
+	int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
+	if (source == VR_SOURCE_PROJECT)
+		flags |= O_NOFOLLOW;
+	int fd = open(path, flags);
+	if (fd < 0) {
+		int err = errno;
+		if (err == ENOENT && optional)
+			return TRUE;
+		g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_IO, "%s: %s; expected a readable config file",
+		            path, err == ELOOP ? "is a symbolic link" : g_strerror(err));
+		return FALSE;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_IO,
+		            "%s: not a regular file; expected a config file", path);
+		return FALSE;
+	}
+	if (st.st_size > MAX_CONFIG_SIZE) {
+		close(fd);
+		g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_IO,
+		            "%s: larger than 1 MiB (%lld bytes); expected a small text file", path,
+		            (long long)st.st_size);
+		return FALSE;
+	}
+	/* Read at most one byte more than allowed: the file may grow meanwhile. */
+	g_autofree char *buf = g_malloc(MAX_CONFIG_SIZE + 1);
+	gsize len = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + len, MAX_CONFIG_SIZE + 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+			close(fd);
+			g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_IO,
+			            "%s: %s; expected a readable config file", path, g_strerror(err));
+			return FALSE;
+		}
+		if (n == 0 || (len += (gsize)n) > MAX_CONFIG_SIZE)
+			break;
+	}
+	close(fd);
+	return vr_config_load_data(config, buf, len, path, source, error);
+}
+
+char *vr_config_user_path(void)
+{
+	const char *xdg = g_getenv("XDG_CONFIG_HOME");
+	if (xdg && g_path_is_absolute(xdg))
+		return g_build_filename(xdg, "vault-run", "config", NULL);
+	const char *home = g_getenv("HOME");
+	if (!home || !*home)
+		home = g_get_home_dir();
+	return g_build_filename(home, ".config", "vault-run", "config", NULL);
+}
+
+gboolean vr_config_load_all(VrConfig *config, const char *project_dir, const char *policy_file,
+                            GError **error)
+{
+	g_autofree char *user = vr_config_user_path();
+	if (!vr_config_load_file(config, user, VR_SOURCE_USER, TRUE, error))
+		return FALSE;
+	if (project_dir) {
+		g_autofree char *proj = g_build_filename(project_dir, ".vault-run", NULL);
+		if (!vr_config_load_file(config, proj, VR_SOURCE_PROJECT, TRUE, error))
+			return FALSE;
+	}
+	if (policy_file && !vr_config_load_file(config, policy_file, VR_SOURCE_POLICY, FALSE, error))
+		return FALSE;
+	return TRUE;
+}
+
+VrConfig *vr_config_new(void)
+{
+	VrConfig *config = g_new0(VrConfig, 1);
+	config->policy = vr_policy_new();
+	vr_policy_add_builtins(config->policy);
+	config->env_allow = g_ptr_array_new_with_free_func(g_free);
+	config->env_set = g_ptr_array_new_with_free_func(g_free);
+	config->ro_binds = g_ptr_array_new_with_free_func(g_free);
+	config->rw_binds = g_ptr_array_new_with_free_func(g_free);
+	return config;
+}
+
+void vr_config_free(VrConfig *config)
+{
+	if (!config)
+		return;
+	vr_policy_free(config->policy);
+	g_free(config->net);
+	g_ptr_array_unref(config->env_allow);
+	g_ptr_array_unref(config->env_set);
+	g_ptr_array_unref(config->ro_binds);
+	g_ptr_array_unref(config->rw_binds);
+	g_free(config->profile);
+	g_free(config->audit_level);
+	g_free(config->audit_path);
+	g_free(config);
+}
