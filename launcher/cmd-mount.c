@@ -1,10 +1,151 @@
-/* Placeholder until the subcommand lands. */
+/* vault-run mount [OPTIONS] PROJECT MOUNTPOINT: only the filtered view, in
+ * the foreground, for another tool to use. Options become a VrViewOptions;
+ * the view (fusefs/) does the rest. */
+#include <errno.h>
+#include <stdarg.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <glib.h>
+
 #include "commands.h"
 #include "common/exitcode.h"
+#include "config.h"
+#include "view.h"
+
+static const char usage[] =
+	"usage: vault-run mount [--policy FILE] [--hide|--readonly|--redact|--show PATTERN]...\n"
+	"                       [--audit FILE|-|syslog] [--audit-level denied|writes|reads|opens|all]\n"
+	"                       [--entry-timeout S] [--attr-timeout S] [--allow-other] PROJECT MOUNTPOINT\n";
+
+enum {
+	OPT_POLICY = 256, OPT_HIDE, OPT_READONLY, OPT_REDACT, OPT_SHOW, OPT_AUDIT, OPT_AUDIT_LEVEL,
+	OPT_ENTRY_TIMEOUT, OPT_ATTR_TIMEOUT, OPT_ALLOW_OTHER, OPT_HELP,
+};
+
+static const struct option longopts[] = {
+	{"policy", required_argument, NULL, OPT_POLICY},
+	{"hide", required_argument, NULL, OPT_HIDE},
+	{"readonly", required_argument, NULL, OPT_READONLY},
+	{"redact", required_argument, NULL, OPT_REDACT},
+	{"show", required_argument, NULL, OPT_SHOW},
+	{"audit", required_argument, NULL, OPT_AUDIT},
+	{"audit-level", required_argument, NULL, OPT_AUDIT_LEVEL},
+	{"entry-timeout", required_argument, NULL, OPT_ENTRY_TIMEOUT},
+	{"attr-timeout", required_argument, NULL, OPT_ATTR_TIMEOUT},
+	{"allow-other", no_argument, NULL, OPT_ALLOW_OTHER},
+	{"help", no_argument, NULL, OPT_HELP},
+	{NULL, 0, NULL, 0},
+};
+
+__attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("vault-run: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return VR_EXIT_ERROR;
+}
+
+static bool parse_seconds(const char *s, double *ret)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || v < 0 || v > 86400)
+		return false;
+	*ret = v;
+	return true;
+}
+
+typedef struct {
+	VrRuleKind kind;
+	const char *pattern;
+} CliRule;
 
 int vr_cmd_mount(int argc, char **argv)
 {
-	fprintf(stderr, "vault-run: 'mount' is not implemented yet\n");
-	return VR_EXIT_ERROR;
+	VrViewOptions opts;
+	const char *policy_file = NULL, *audit_path = NULL, *audit_level = NULL;
+	g_autoptr(GArray) rules = g_array_new(FALSE, FALSE, sizeof(CliRule));
+	int c;
+
+	vr_view_options_init(&opts);
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		CliRule rule;
+		switch (c) {
+		case OPT_POLICY: policy_file = optarg; break;
+		case OPT_HIDE: case OPT_READONLY: case OPT_REDACT: case OPT_SHOW:
+			rule.kind = c == OPT_HIDE ? VR_RULE_HIDE : c == OPT_READONLY ? VR_RULE_READONLY
+			          : c == OPT_REDACT ? VR_RULE_REDACT : VR_RULE_SHOW;
+			rule.pattern = optarg;
+			g_array_append_val(rules, rule);
+			break;
+		case OPT_AUDIT: audit_path = optarg; break;
+		case OPT_AUDIT_LEVEL: audit_level = optarg; break;
+		case OPT_ENTRY_TIMEOUT:
+			if (!parse_seconds(optarg, &opts.entry_timeout))
+				return fail("--entry-timeout: '%s' is not a number of seconds (0 to 86400)", optarg);
+			break;
+		case OPT_ATTR_TIMEOUT:
+			if (!parse_seconds(optarg, &opts.attr_timeout))
+				return fail("--attr-timeout: '%s' is not a number of seconds (0 to 86400)", optarg);
+			break;
+		case OPT_ALLOW_OTHER: opts.allow_other = true; break;
+		case 'h': case OPT_HELP:
+			fputs(usage, stdout);
+			return VR_EXIT_OK;
+		default:
+			if (optopt && optopt < 256)
+				return fail("mount: unknown option '-%c' (see vault-run mount --help)", optopt);
+			return fail("mount: unknown option or missing value in '%s' (see vault-run mount --help)",
+			            argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 2)
+		return fail("mount: expected PROJECT and MOUNTPOINT%s", " (see vault-run mount --help)");
+	const char *project = argv[optind], *mountpoint = argv[optind + 1];
+	struct stat st;
+	if (stat(project, &st) < 0 || !S_ISDIR(st.st_mode))
+		return fail("mount: the project '%s' is not a directory", project);
+	if (stat(mountpoint, &st) < 0 || !S_ISDIR(st.st_mode))
+		return fail("mount: the mount point '%s' is not a directory", mountpoint);
+
+	g_autoptr(VrConfig) config = vr_config_new();
+	g_autoptr(GError) error = NULL;
+	if (!vr_config_load_all(config, project, policy_file, &error))
+		return fail("%s", error->message);
+	for (guint i = 0; i < rules->len; i++) {
+		CliRule *r = &g_array_index(rules, CliRule, i);
+		if (!vr_policy_add(config->policy, r->kind, r->pattern, "command line", (int)i + 1,
+		                   FALSE, &error))
+			return fail("%s", error->message);
+	}
+
+	if (!audit_path)
+		audit_path = config->audit_path;
+	if (!audit_level)
+		audit_level = config->audit_level;
+	if (audit_level) {
+		int level = vr_audit_level_parse(audit_level);
+		if (level < 0)
+			return fail("--audit-level: '%s' is not one of denied, writes, reads, opens, all",
+			            audit_level);
+		opts.audit_level = (VrAuditLevel)level;
+	}
+	opts.project = project;
+	opts.mountpoint = mountpoint;
+	opts.policy = config->policy;
+	opts.audit_path = audit_path;
+	opts.foreground_signals = true;
+
+	/* vr_view_run prints the ready line and logs its own errors. */
+	return vr_view_run(&opts) == 0 ? VR_EXIT_OK : VR_EXIT_ERROR;
 }

@@ -1,0 +1,434 @@
+/* The audit log: request handlers queue events; one writer thread formats
+ * them as JSON Lines (schema in docs/audit.md) and writes them in batches, so
+ * a handler never waits for the disk. The queue is bounded: refusals and
+ * writes wait for room (they are never lost), reads/opens/lookups are shed
+ * when it is full and the number shed is logged. A second thread reads the
+ * events other processes of the run send as datagrams on event_fd. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fd-util.h"
+#include "log.h"
+#include "view-private.h"
+
+#define QUEUE_CAP 8192
+
+typedef struct {
+	gint64 ts_us;
+	const char *op;     /* static */
+	char *path;
+	char *result;
+	char *rule;         /* pattern, NULL when none */
+	const char *rule_kind;
+	char *rule_source;  /* "file:line" */
+	pid_t pid;
+	int64_t bytes_read, bytes_written;
+	char *target;
+	char *raw;          /* a whole preformatted object (event_fd, markers) */
+} QEvent;
+
+static struct {
+	bool active;
+	VrAuditLevel level;
+	char *run_id;
+	int out_fd;         /* -1 with use_syslog */
+	bool use_syslog;
+	bool own_fd;
+	int event_fd;
+
+	pthread_mutex_t lock;
+	pthread_cond_t not_empty, not_full;
+	QEvent *ring[QUEUE_CAP];
+	size_t head, count;
+	uint64_t dropped;   /* shed since the last "dropped" line */
+	bool stop;          /* writer: drain and end */
+	atomic_bool reader_stop;
+	pthread_t writer, reader;
+	bool reader_started;
+
+	/* writer thread only: last process looked up in /proc */
+	pid_t cache_pid;
+	gint64 cache_time;
+	char *cache_comm, *cache_exe;
+} A = {.out_fd = -1, .event_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER,
+       .not_empty = PTHREAD_COND_INITIALIZER, .not_full = PTHREAD_COND_INITIALIZER};
+
+int vr_audit_level_parse(const char *name)
+{
+	static const char *const names[] = {"denied", "writes", "reads", "opens", "all"};
+	for (int i = 0; name && i < (int)G_N_ELEMENTS(names); i++)
+		if (strcmp(name, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+const char *vr_errno_name(int err)
+{
+	const char *n = strerrorname_np(err);
+	return n ? n : "EIO";
+}
+
+bool vr_audit_wants(VrAuditLevel level)
+{
+	return A.active && level <= A.level;
+}
+
+/* --- formatting (writer thread) --- */
+
+static void json_str(GString *s, const char *str)
+{
+	g_string_append_c(s, '"');
+	for (const char *p = str; *p;) {
+		gunichar c = g_utf8_get_char_validated(p, -1);
+		if (c == (gunichar)-1 || c == (gunichar)-2) {
+			/* Not UTF-8 (file names are bytes): keep the byte as U+00XX
+			 * so the line stays valid JSON. */
+			g_string_append_printf(s, "\\u%04x", (unsigned char)*p);
+			p++;
+			continue;
+		}
+		if (c == '"' || c == '\\')
+			g_string_append_printf(s, "\\%c", (char)c);
+		else if (c < 0x20)
+			g_string_append_printf(s, "\\u%04x", c);
+		else
+			g_string_append_len(s, p, g_utf8_next_char(p) - p);
+		p = g_utf8_next_char(p);
+	}
+	g_string_append_c(s, '"');
+}
+
+static void json_ts(GString *s, gint64 us)
+{
+	time_t secs = (time_t)(us / G_USEC_PER_SEC);
+	struct tm tm;
+	gmtime_r(&secs, &tm);
+	char buf[40];
+	strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+	g_string_append_printf(s, "\"%s.%06dZ\"", buf, (int)(us % G_USEC_PER_SEC));
+}
+
+static char *read_small(const char *path)
+{
+	char *data = NULL;
+	if (!g_file_get_contents(path, &data, NULL, NULL))
+		return NULL;
+	g_strchomp(data);
+	return data;
+}
+
+static void process_info(pid_t pid, const char **comm, const char **exe)
+{
+	gint64 now = g_get_monotonic_time();
+	/* One process usually makes many events in a row; its name is read
+	 * once a second at most. Best effort: it may have exited already. */
+	if (pid != A.cache_pid || now - A.cache_time > G_USEC_PER_SEC) {
+		g_free(A.cache_comm);
+		g_free(A.cache_exe);
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+		A.cache_comm = read_small(path);
+		snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+		A.cache_exe = g_file_read_link(path, NULL);
+		A.cache_pid = pid;
+		A.cache_time = now;
+	}
+	*comm = A.cache_comm;
+	*exe = A.cache_exe;
+}
+
+static void format_event(GString *s, QEvent *e)
+{
+	if (e->raw) {
+		g_string_append(s, e->raw);
+		g_string_append_c(s, '\n');
+		return;
+	}
+	g_string_append(s, "{\"ts\":");
+	json_ts(s, e->ts_us);
+	g_string_append(s, ",\"run\":");
+	json_str(s, A.run_id);
+	g_string_append_printf(s, ",\"op\":\"%s\",\"path\":", e->op);
+	json_str(s, e->path ? e->path : "");
+	if (e->target) {
+		g_string_append(s, ",\"target\":");
+		json_str(s, e->target);
+	}
+	g_string_append(s, ",\"result\":");
+	json_str(s, e->result ? e->result : "ok");
+	if (e->rule) {
+		g_string_append(s, ",\"rule\":");
+		json_str(s, e->rule);
+		g_string_append_printf(s, ",\"rule_kind\":\"%s\",\"rule_source\":", e->rule_kind);
+		json_str(s, e->rule_source);
+	}
+	if (e->pid > 0) {
+		const char *comm, *exe;
+		process_info(e->pid, &comm, &exe);
+		g_string_append_printf(s, ",\"pid\":%d", (int)e->pid);
+		if (comm) {
+			g_string_append(s, ",\"comm\":");
+			json_str(s, comm);
+		}
+		if (exe) {
+			g_string_append(s, ",\"exe\":");
+			json_str(s, exe);
+		}
+	}
+	if (e->bytes_read >= 0)
+		g_string_append_printf(s, ",\"bytes_read\":%" G_GINT64_FORMAT, e->bytes_read);
+	if (e->bytes_written >= 0)
+		g_string_append_printf(s, ",\"bytes_written\":%" G_GINT64_FORMAT, e->bytes_written);
+	g_string_append(s, "}\n");
+}
+
+static void qevent_free(QEvent *e)
+{
+	g_free(e->path);
+	g_free(e->result);
+	g_free(e->rule);
+	g_free(e->rule_source);
+	g_free(e->target);
+	g_free(e->raw);
+	g_free(e);
+}
+
+static void output(GString *s)
+{
+	if (!s->len)
+		return;
+	if (A.use_syslog) {
+		char *line = s->str, *nl;
+		while ((nl = strchr(line, '\n'))) {
+			*nl = '\0';
+			syslog(LOG_INFO, "%s", line);
+			line = nl + 1;
+		}
+	} else if (vr_write_all(A.out_fd, s->str, s->len) < 0) {
+		/* Nothing better to do: the log is the place we would say it. */
+	}
+	g_string_truncate(s, 0);
+}
+
+static void *writer_main(void *arg)
+{
+	g_autoptr(GString) s = g_string_new(NULL);
+	QEvent *batch[256];
+
+	for (;;) {
+		size_t n = 0;
+		uint64_t dropped;
+		bool stop;
+		pthread_mutex_lock(&A.lock);
+		while (!A.count && !A.stop)
+			pthread_cond_wait(&A.not_empty, &A.lock);
+		while (A.count && n < G_N_ELEMENTS(batch)) {
+			batch[n++] = A.ring[A.head];
+			A.head = (A.head + 1) % QUEUE_CAP;
+			A.count--;
+		}
+		dropped = A.dropped;
+		A.dropped = 0;
+		stop = A.stop && !A.count;
+		pthread_cond_broadcast(&A.not_full);
+		pthread_mutex_unlock(&A.lock);
+
+		for (size_t i = 0; i < n; i++) {
+			format_event(s, batch[i]);
+			qevent_free(batch[i]);
+		}
+		if (dropped) {
+			g_string_append(s, "{\"ts\":");
+			json_ts(s, g_get_real_time());
+			g_string_append(s, ",\"run\":");
+			json_str(s, A.run_id);
+			g_string_append_printf(s, ",\"op\":\"dropped\",\"path\":\"\",\"result\":\"ok\","
+			                       "\"count\":%" G_GUINT64_FORMAT "}\n", dropped);
+		}
+		output(s);
+		if (stop)
+			break;
+	}
+	return NULL;
+}
+
+/* --- queueing (any thread) --- */
+
+static void enqueue(QEvent *e, bool may_drop)
+{
+	pthread_mutex_lock(&A.lock);
+	while (A.count == QUEUE_CAP) {
+		if (may_drop) {
+			A.dropped++;
+			pthread_mutex_unlock(&A.lock);
+			qevent_free(e);
+			return;
+		}
+		pthread_cond_wait(&A.not_full, &A.lock);
+	}
+	A.ring[(A.head + A.count) % QUEUE_CAP] = e;
+	A.count++;
+	pthread_cond_signal(&A.not_empty);
+	pthread_mutex_unlock(&A.lock);
+}
+
+void vr_audit_emit(VrAuditLevel level, const VrAuditEvent *ev)
+{
+	if (!vr_audit_wants(level))
+		return;
+	QEvent *e = g_new0(QEvent, 1);
+	e->ts_us = g_get_real_time();
+	e->op = ev->op;
+	e->path = g_strdup(ev->path);
+	e->result = g_strdup(ev->result);
+	if (ev->rule) {
+		e->rule = g_strdup(ev->rule->pattern);
+		e->rule_kind = vr_rule_kind_name(ev->rule->kind);
+		e->rule_source = ev->rule->line > 0
+			? g_strdup_printf("%s:%d", ev->rule->source, ev->rule->line)
+			: g_strdup(ev->rule->source);
+	}
+	e->pid = ev->pid;
+	e->bytes_read = ev->bytes_read;
+	e->bytes_written = ev->bytes_written;
+	e->target = g_strdup(ev->target);
+	enqueue(e, level >= VR_AUDIT_READS);
+}
+
+void vr_audit_req(fuse_req_t req, VrAuditLevel level, const char *op, const char *path,
+                  const char *result, const VrRule *rule, const char *target)
+{
+	if (!vr_audit_wants(level))
+		return;
+	VrAuditEvent ev = {
+		.op = op, .path = path, .result = result, .rule = rule,
+		.pid = req ? fuse_req_ctx(req)->pid : 0,
+		.bytes_read = -1, .bytes_written = -1, .target = target,
+	};
+	vr_audit_emit(level, &ev);
+}
+
+void vr_audit_emit_raw(const char *json, size_t len)
+{
+	if (!A.active)
+		return;
+	g_autofree char *copy = g_strndup(json, len);
+	g_strstrip(copy);
+	size_t n = strlen(copy);
+	if (n < 2 || copy[0] != '{' || copy[n - 1] != '}')
+		return; /* not an object: not ours to log */
+	/* One line per event, whatever the sender did. */
+	for (char *p = copy; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	GString *s = g_string_new("{");
+	if (!strstr(copy, "\"ts\"")) {
+		g_string_append(s, "\"ts\":");
+		json_ts(s, g_get_real_time());
+		g_string_append_c(s, ',');
+	}
+	if (!strstr(copy, "\"run\"")) {
+		g_string_append(s, "\"run\":");
+		json_str(s, A.run_id);
+		g_string_append_c(s, ',');
+	}
+	if (s->len == 1)
+		g_string_truncate(s, 0);
+	g_string_append(s, s->len ? copy + 1 : copy);
+	if (s->str[s->len - 2] == ',' && s->str[s->len - 1] == '}') /* "{...,}" from "{}" */
+		g_string_erase(s, (gssize)s->len - 2, 1);
+	QEvent *e = g_new0(QEvent, 1);
+	e->raw = g_string_free(s, FALSE);
+	enqueue(e, false);
+}
+
+static void *reader_main(void *arg)
+{
+	char buf[65536];
+	for (;;) {
+		if (atomic_load(&A.reader_stop))
+			break;
+		struct pollfd pfd = {.fd = A.event_fd, .events = POLLIN};
+		int r = poll(&pfd, 1, 200);
+		if (r <= 0)
+			continue;
+		ssize_t n = recv(A.event_fd, buf, sizeof buf, MSG_DONTWAIT);
+		if (n > 0)
+			vr_audit_emit_raw(buf, (size_t)n);
+		else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+			break; /* peer gone (stream) or socket unusable */
+	}
+	return NULL;
+}
+
+int vr_audit_start(const VrViewOptions *opts, const char *run_id)
+{
+	A.level = opts->audit_level;
+	A.run_id = g_strdup(run_id);
+	A.event_fd = opts->event_fd;
+	const char *path = opts->audit_path;
+	if (!path && opts->event_fd < 0)
+		return 0;
+	if (!path || strcmp(path, "-") == 0) {
+		/* No file but events to pass on: stderr, like "-". */
+		A.out_fd = STDERR_FILENO;
+	} else if (strcmp(path, "syslog") == 0) {
+		A.use_syslog = true;
+		openlog("vault-run", LOG_PID, LOG_USER);
+	} else {
+		A.out_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
+		if (A.out_fd < 0)
+			return vr_log_errno(errno, "cannot open the audit log %s", path);
+		A.own_fd = true;
+	}
+	A.active = true;
+	A.stop = false;
+	/* The threads block every signal: SIGTERM must land on a FUSE thread
+	 * (whose read it interrupts), or the loop would not notice the exit. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = pthread_create(&A.writer, NULL, writer_main, NULL);
+	if (r == 0 && A.event_fd >= 0 && pthread_create(&A.reader, NULL, reader_main, NULL) == 0)
+		A.reader_started = true;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r) {
+		A.active = false;
+		return vr_log_errno(r, "cannot start the audit writer");
+	}
+	return 0;
+}
+
+void vr_audit_stop(void)
+{
+	if (!A.active)
+		return;
+	/* The reader first, so its last events are queued before the writer
+	 * is told to drain and end. */
+	atomic_store(&A.reader_stop, true);
+	if (A.reader_started)
+		pthread_join(A.reader, NULL);
+	pthread_mutex_lock(&A.lock);
+	A.stop = true;
+	pthread_cond_broadcast(&A.not_empty);
+	pthread_mutex_unlock(&A.lock);
+	pthread_join(A.writer, NULL);
+	A.active = false;
+	if (A.own_fd) {
+		fsync(A.out_fd);
+		close(A.out_fd);
+	}
+	if (A.use_syslog)
+		closelog();
+	g_free(A.run_id);
+	g_free(A.cache_comm);
+	g_free(A.cache_exe);
+}

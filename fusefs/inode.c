@@ -1,0 +1,160 @@
+/* The inode table: one O_PATH fd per host object the kernel holds a
+ * reference to, keyed by (st_dev, st_ino), as libfuse's passthrough_ll.
+ * The fuse_ino_t handed to the kernel is the VrInode pointer itself. */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "view-private.h"
+
+static guint inode_hash(gconstpointer key)
+{
+	const VrInode *i = key;
+	return (guint)(i->ino ^ (i->ino >> 32) ^ (i->dev * 0x9e3779b1u));
+}
+
+static gboolean inode_equal(gconstpointer a, gconstpointer b)
+{
+	const VrInode *x = a, *y = b;
+	return x->ino == y->ino && x->dev == y->dev;
+}
+
+int vr_inode_table_init(VrView *v)
+{
+	pthread_mutex_init(&v->table_lock, NULL);
+	v->table = g_hash_table_new(inode_hash, inode_equal);
+	return 0;
+}
+
+static void inode_free(VrInode *inode)
+{
+	if (inode->fd >= 0)
+		close(inode->fd);
+	g_free(inode->relpath);
+	g_free(inode);
+}
+
+void vr_inode_table_free(VrView *v)
+{
+	GHashTableIter it;
+	gpointer key;
+	g_hash_table_iter_init(&it, v->table);
+	while (g_hash_table_iter_next(&it, &key, NULL)) {
+		g_hash_table_iter_steal(&it);
+		if (key != &v->root)
+			inode_free(key);
+	}
+	g_hash_table_unref(v->table);
+}
+
+VrInode *vr_inode_get(fuse_ino_t ino)
+{
+	if (ino == FUSE_ROOT_ID)
+		return &vr_view->root;
+	return (VrInode *)(uintptr_t)ino;
+}
+
+VrInode *vr_inode_intern(int fd, const struct stat *st, const char *relpath, VrDecision decision)
+{
+	VrView *v = vr_view;
+	VrInode key = {.dev = st->st_dev, .ino = st->st_ino};
+
+	pthread_mutex_lock(&v->table_lock);
+	VrInode *inode = g_hash_table_lookup(v->table, &key);
+	if (inode) {
+		close(fd);
+		inode->nlookup++;
+		if (inode != &v->root && strcmp(inode->relpath, relpath) != 0) {
+			/* Reached under another name: a hard link, or a host-side
+			 * rename. A directory has one name, so the new one is right.
+			 * A file with several names keeps the strictest class any of
+			 * them gave it, so a visible link cannot unlock a read-only
+			 * or redacted file. */
+			if (!S_ISDIR(inode->type) && st->st_nlink > 1 &&
+			    inode->decision.cls > decision.cls)
+				decision = inode->decision;
+			g_free(inode->relpath);
+			inode->relpath = g_strdup(relpath);
+		}
+		if (inode != &v->root)
+			inode->decision = decision;
+	} else {
+		inode = g_new0(VrInode, 1);
+		inode->fd = fd;
+		inode->dev = st->st_dev;
+		inode->ino = st->st_ino;
+		inode->type = st->st_mode & S_IFMT;
+		inode->nlookup = 1;
+		inode->relpath = g_strdup(relpath);
+		inode->decision = decision;
+		g_hash_table_add(v->table, inode);
+	}
+	pthread_mutex_unlock(&v->table_lock);
+	return inode;
+}
+
+void vr_inode_forget(VrInode *inode, uint64_t n)
+{
+	VrView *v = vr_view;
+	if (inode == &v->root)
+		return;
+	pthread_mutex_lock(&v->table_lock);
+	g_assert(inode->nlookup >= n);
+	inode->nlookup -= n;
+	bool gone = inode->nlookup == 0;
+	if (gone)
+		g_hash_table_remove(v->table, inode);
+	pthread_mutex_unlock(&v->table_lock);
+	if (gone)
+		inode_free(inode);
+}
+
+char *vr_inode_relpath(VrInode *inode)
+{
+	pthread_mutex_lock(&vr_view->table_lock);
+	char *p = g_strdup(inode->relpath);
+	pthread_mutex_unlock(&vr_view->table_lock);
+	return p;
+}
+
+VrDecision vr_inode_decision(VrInode *inode)
+{
+	pthread_mutex_lock(&vr_view->table_lock);
+	VrDecision d = inode->decision;
+	pthread_mutex_unlock(&vr_view->table_lock);
+	return d;
+}
+
+void vr_inode_renamed(dev_t dev, ino_t ino, const char *oldpath, const char *newpath)
+{
+	VrView *v = vr_view;
+	size_t oldlen = strlen(oldpath);
+	VrInode key = {.dev = dev, .ino = ino};
+
+	pthread_mutex_lock(&v->table_lock);
+	VrInode *moved = g_hash_table_lookup(v->table, &key);
+	if (moved && moved != &v->root) {
+		g_free(moved->relpath);
+		moved->relpath = g_strdup(newpath);
+	}
+	if (moved && S_ISDIR(moved->type)) {
+		/* Descendants keep full relative paths; rewrite their prefix. The
+		 * decisions stay: the rename was only allowed because it changes
+		 * no rule match (vr_policy_dir_is_rule_sensitive). O(table), but
+		 * directory renames are rare next to lookups. */
+		GHashTableIter it;
+		gpointer k;
+		g_hash_table_iter_init(&it, v->table);
+		while (g_hash_table_iter_next(&it, &k, NULL)) {
+			VrInode *i = k;
+			if (i == &v->root || i == moved)
+				continue;
+			if (strncmp(i->relpath, oldpath, oldlen) == 0 && i->relpath[oldlen] == '/') {
+				char *p = g_strconcat(newpath, i->relpath + oldlen, NULL);
+				g_free(i->relpath);
+				i->relpath = p;
+			}
+		}
+	}
+	pthread_mutex_unlock(&v->table_lock);
+}

@@ -1,0 +1,145 @@
+/* Lookup: the one place a name becomes a host object, and so the place the
+ * policy decides. Each lookup is one openat(parent_fd, name, O_PATH|O_NOFOLLOW)
+ * followed by an fstat of what was opened: the decision is made for the
+ * object actually held, so swapping a directory for a symlink between two
+ * steps cannot make the daemon follow anything. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "view-private.h"
+
+void vr_proc_path(char buf[static 64], int fd)
+{
+	snprintf(buf, 64, "/proc/self/fd/%d", fd);
+}
+
+bool vr_name_ok(const char *name)
+{
+	/* The kernel sends neither "." nor ".." (no export support), nor a
+	 * slash; refuse them anyway: ".." of the root would be outside. */
+	return name[0] && strcmp(name, ".") != 0 && strcmp(name, "..") != 0 && !strchr(name, '/');
+}
+
+char *vr_child_relpath(const char *parent, const char *name)
+{
+	return parent[0] ? g_strconcat(parent, "/", name, NULL) : g_strdup(name);
+}
+
+VrDecision vr_decide_child(VrInode *parent, const char *name, bool is_dir, char **ret_relpath)
+{
+	pthread_mutex_lock(&vr_view->table_lock);
+	char *relpath = vr_child_relpath(parent->relpath, name);
+	VrDecision pd = parent->decision;
+	pthread_mutex_unlock(&vr_view->table_lock);
+
+	VrDecision d = vr_policy_decide_child(vr_view->policy, pd, relpath, is_dir);
+	if (ret_relpath)
+		*ret_relpath = relpath;
+	else
+		g_free(relpath);
+	return d;
+}
+
+const char *vr_result_of(VrDecision d)
+{
+	switch (d.cls) {
+	case VR_CLASS_HIDE: return "hidden";
+	case VR_CLASS_READONLY: return "readonly";
+	case VR_CLASS_REDACT: return "redacted";
+	default: return "ok";
+	}
+}
+
+void vr_refuse(fuse_req_t req, const char *op, const char *relpath, VrDecision d, int err)
+{
+	const char *result = d.cls != VR_CLASS_VISIBLE ? vr_result_of(d) : vr_errno_name(err);
+	vr_audit_req(req, VR_AUDIT_DENIED, op, relpath, result, d.rule, NULL);
+	fuse_reply_err(req, err);
+}
+
+/* Files the daemon's uid owns are shown as the agent's (see view.h). */
+void vr_present_attr(struct stat *st)
+{
+	const VrViewOptions *o = vr_view->opts;
+	if (o->present_uid != (uid_t)-1 && st->st_uid == vr_view->daemon_uid)
+		st->st_uid = o->present_uid;
+	if (o->present_gid != (gid_t)-1 && st->st_gid == vr_view->daemon_gid)
+		st->st_gid = o->present_gid;
+}
+
+int vr_stat_inode(VrInode *inode, struct stat *st)
+{
+	if (fstatat(inode->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	vr_present_attr(st);
+	return 0;
+}
+
+int vr_do_lookup(fuse_req_t req, fuse_ino_t parent_ino, const char *name,
+                 struct fuse_entry_param *e, const char *op)
+{
+	VrInode *parent = vr_inode_get(parent_ino);
+	struct stat st;
+
+	atomic_fetch_add(&vr_view->n_lookups, 1);
+	memset(e, 0, sizeof *e);
+	if (!vr_name_ok(name))
+		return -ENOENT;
+
+	int fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			e->entry_timeout = vr_view->opts->entry_timeout; /* a cacheable miss */
+		return -errno;
+	}
+	if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+		int err = errno;
+		close(fd);
+		return -err;
+	}
+
+	g_autofree char *relpath = NULL;
+	VrDecision d = vr_decide_child(parent, name, S_ISDIR(st.st_mode), &relpath);
+	if (d.cls == VR_CLASS_HIDE) {
+		close(fd);
+		if (op)
+			vr_audit_req(req, VR_AUDIT_DENIED, op, relpath, "hidden", d.rule, NULL);
+		return -ENOENT;
+	}
+
+	VrInode *inode = vr_inode_intern(fd, &st, relpath, d);
+	if (op && vr_audit_wants(VR_AUDIT_ALL))
+		vr_audit_req(req, VR_AUDIT_ALL, op, relpath, vr_result_of(d), d.rule, NULL);
+	vr_present_attr(&st);
+	if (d.cls >= VR_CLASS_READONLY)
+		st.st_mode &= ~(mode_t)0222; /* say so before the write is tried */
+	e->ino = (uintptr_t)inode;
+	e->attr = st;
+	e->attr_timeout = vr_view->opts->attr_timeout;
+	e->entry_timeout = vr_view->opts->entry_timeout;
+	return 0;
+}
+
+/* Refuses (and logs) unless the new name is plainly visible: hidden,
+ * read-only and redacted names cannot be created. */
+bool vr_new_name_allowed(fuse_req_t req, const char *op, VrInode *parent, const char *name,
+                             bool is_dir, char **ret_rel)
+{
+	if (!vr_name_ok(name)) {
+		fuse_reply_err(req, EINVAL);
+		return false;
+	}
+	char *rel = NULL;
+	VrDecision d = vr_decide_child(parent, name, is_dir, &rel);
+	if (d.cls != VR_CLASS_VISIBLE) {
+		vr_refuse(req, op, rel, d, EACCES);
+		g_free(rel);
+		return false;
+	}
+	*ret_rel = rel;
+	return true;
+}
+

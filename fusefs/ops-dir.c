@@ -1,0 +1,410 @@
+/* Directory operations: lookup/forget, listing, and everything that adds,
+ * removes or moves a name. Each creation decides the policy for the new name
+ * *before* touching the host, so a hidden or read-only name is refused
+ * without the host file of that name being opened, truncated or replaced. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "view-private.h"
+
+static void vr_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_entry_param e;
+	int r = vr_do_lookup(req, parent, name, &e, "lookup");
+	if (r == -ENOENT && e.entry_timeout > 0) {
+		/* A missing (not hidden) name: let the kernel cache the miss
+		 * like any entry; hidden names are not cached so every probe
+		 * reaches the daemon and the audit log. */
+		e.ino = 0;
+		fuse_reply_entry(req, &e);
+	} else if (r < 0) {
+		fuse_reply_err(req, -r);
+	} else {
+		fuse_reply_entry(req, &e);
+	}
+}
+
+static void vr_ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	vr_inode_forget(vr_inode_get(ino), nlookup);
+	fuse_reply_none(req);
+}
+
+static void vr_ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	for (size_t i = 0; i < count; i++)
+		vr_inode_forget(vr_inode_get(forgets[i].ino), forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+/* --- listing --- */
+
+static void vr_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	VrInode *inode = vr_inode_get(ino);
+	VrDecision d = vr_inode_decision(inode);
+	if (d.cls == VR_CLASS_HIDE) {
+		g_autofree char *rel = vr_inode_relpath(inode);
+		vr_refuse(req, "opendir", rel, d, ENOENT);
+		return;
+	}
+	int fd = openat(inode->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	DIR *dp = fdopendir(fd);
+	if (!dp) {
+		int err = errno;
+		close(fd);
+		fuse_reply_err(req, err);
+		return;
+	}
+	VrDir *dir = g_new0(VrDir, 1);
+	pthread_mutex_init(&dir->lock, NULL);
+	dir->dp = dp;
+	dir->relpath = vr_inode_relpath(inode);
+	dir->decision = d;
+	if (vr_audit_wants(VR_AUDIT_ALL))
+		vr_audit_req(req, VR_AUDIT_ALL, "opendir", dir->relpath, "ok", NULL, NULL);
+	fi->fh = (uintptr_t)dir;
+	fuse_reply_open(req, fi);
+}
+
+static bool entry_hidden(VrDir *dir, struct dirent *de)
+{
+	if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+		return false;
+	bool is_dir = de->d_type == DT_DIR;
+	if (de->d_type == DT_UNKNOWN) {
+		struct stat st;
+		if (fstatat(dirfd(dir->dp), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return true; /* gone meanwhile */
+		is_dir = S_ISDIR(st.st_mode);
+	}
+	g_autofree char *rel = vr_child_relpath(dir->relpath, de->d_name);
+	VrDecision d = vr_policy_decide_child(vr_view->policy, dir->decision, rel, is_dir);
+	return d.cls == VR_CLASS_HIDE;
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,
+                       struct fuse_file_info *fi, bool plus)
+{
+	VrDir *dir = (VrDir *)(uintptr_t)fi->fh;
+	g_autofree char *buf = g_malloc0(size);
+	char *p = buf;
+	size_t rem = size;
+	int err = 0;
+
+	pthread_mutex_lock(&dir->lock);
+	if (offset != dir->offset) {
+		seekdir(dir->dp, offset);
+		dir->entry = NULL;
+		dir->offset = offset;
+	}
+	for (;;) {
+		if (!dir->entry) {
+			errno = 0;
+			dir->entry = readdir(dir->dp);
+			if (!dir->entry) {
+				err = errno;
+				break;
+			}
+		}
+		struct dirent *de = dir->entry;
+		off_t next = de->d_off;
+		/* Hidden names are skipped here and refused again at lookup:
+		 * the listing is never the only guard. */
+		if (!entry_hidden(dir, de)) {
+			size_t entsize;
+			bool dot = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+			if (plus) {
+				struct fuse_entry_param e;
+				if (dot) {
+					memset(&e, 0, sizeof e);
+					e.attr.st_ino = de->d_ino;
+					e.attr.st_mode = DTTOIF(de->d_type);
+				} else if (vr_do_lookup(req, ino, de->d_name, &e, NULL) < 0) {
+					goto skip; /* vanished or hidden meanwhile */
+				}
+				entsize = fuse_add_direntry_plus(req, p, rem, de->d_name, &e, next);
+				if (entsize > rem) {
+					if (!dot)
+						vr_inode_forget(vr_inode_get(e.ino), 1);
+					break;
+				}
+			} else {
+				struct stat st = {.st_ino = de->d_ino, .st_mode = DTTOIF(de->d_type)};
+				entsize = fuse_add_direntry(req, p, rem, de->d_name, &st, next);
+				if (entsize > rem)
+					break;
+			}
+			p += entsize;
+			rem -= entsize;
+		}
+	skip:
+		dir->entry = NULL;
+		dir->offset = next;
+	}
+	pthread_mutex_unlock(&dir->lock);
+	/* An error after some entries: return what we have, as passthrough_ll. */
+	if (err && rem == size)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_buf(req, buf, size - rem);
+}
+
+static void vr_ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                          struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, false);
+}
+
+static void vr_ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                              struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, true);
+}
+
+static void vr_ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	VrDir *dir = (VrDir *)(uintptr_t)fi->fh;
+	closedir(dir->dp);
+	pthread_mutex_destroy(&dir->lock);
+	g_free(dir->relpath);
+	g_free(dir);
+	fuse_reply_err(req, 0);
+}
+
+static void vr_ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	VrDir *dir = (VrDir *)(uintptr_t)fi->fh;
+	int fd = dirfd(dir->dp);
+	int r = datasync ? fdatasync(fd) : fsync(fd);
+	fuse_reply_err(req, r < 0 ? errno : 0);
+}
+
+/* --- creating names --- */
+
+static void reply_new_entry(fuse_req_t req, fuse_ino_t parent, const char *name, const char *op,
+                            const char *rel)
+{
+	struct fuse_entry_param e;
+	int r = vr_do_lookup(req, parent, name, &e, NULL);
+	vr_audit_req(req, VR_AUDIT_WRITES, op, rel, r < 0 ? vr_errno_name(-r) : "ok", NULL, NULL);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+static void vr_ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	VrInode *p = vr_inode_get(parent);
+	g_autofree char *rel = NULL;
+	if (!vr_new_name_allowed(req, "mkdir", p, name, true, &rel))
+		return;
+	if (mkdirat(p->fd, name, mode & ~(mode_t)(S_ISUID | S_ISGID)) < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	reply_new_entry(req, parent, name, "mkdir", rel);
+}
+
+static void vr_ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+	VrInode *p = vr_inode_get(parent);
+	g_autofree char *rel = NULL;
+	if (!S_ISREG(mode) && !S_ISFIFO(mode)) {
+		/* No device nodes or sockets: the host would trust them. */
+		g_autofree char *r = NULL;
+		vr_decide_child(p, name, false, &r);
+		vr_audit_req(req, VR_AUDIT_DENIED, "mknod", r, "EPERM", NULL, NULL);
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	if (!vr_new_name_allowed(req, "mknod", p, name, false, &rel))
+		return;
+	if (mknodat(p->fd, name, mode & ~(mode_t)(S_ISUID | S_ISGID), 0) < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	reply_new_entry(req, parent, name, "mknod", rel);
+}
+
+static void vr_ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	VrInode *p = vr_inode_get(parent);
+	g_autofree char *rel = NULL;
+	/* The target is stored as given: it is resolved in the reader's
+	 * namespace (on the view again), never by the daemon. */
+	if (!vr_new_name_allowed(req, "symlink", p, name, false, &rel))
+		return;
+	if (symlinkat(link, p->fd, name) < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	reply_new_entry(req, parent, name, "symlink", rel);
+}
+
+static void vr_ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	VrInode *inode = vr_inode_get(ino), *np = vr_inode_get(newparent);
+	VrDecision sd = vr_inode_decision(inode);
+	g_autofree char *srel = vr_inode_relpath(inode);
+	g_autofree char *rel = NULL;
+	/* A second name for a read-only or redacted file would be a writable
+	 * or unmasked door to it. */
+	if (sd.cls != VR_CLASS_VISIBLE) {
+		vr_refuse(req, "link", srel, sd, sd.cls == VR_CLASS_HIDE ? ENOENT : EACCES);
+		return;
+	}
+	if (!vr_new_name_allowed(req, "link", np, newname, false, &rel))
+		return;
+	char proc[64];
+	vr_proc_path(proc, inode->fd);
+	if (linkat(AT_FDCWD, proc, np->fd, newname, AT_SYMLINK_FOLLOW) < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	struct fuse_entry_param e;
+	int r = vr_do_lookup(req, newparent, newname, &e, NULL);
+	vr_audit_req(req, VR_AUDIT_WRITES, "link", srel, r < 0 ? vr_errno_name(-r) : "ok", NULL, rel);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+/* --- removing names --- */
+
+static void do_remove(fuse_req_t req, fuse_ino_t parent, const char *name, bool is_dir)
+{
+	const char *op = is_dir ? "rmdir" : "unlink";
+	VrInode *p = vr_inode_get(parent);
+	if (!vr_name_ok(name)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	g_autofree char *rel = NULL;
+	VrDecision d = vr_decide_child(p, name, is_dir, &rel);
+	if (d.cls != VR_CLASS_VISIBLE) {
+		vr_refuse(req, op, rel, d, d.cls == VR_CLASS_HIDE ? ENOENT : EACCES);
+		return;
+	}
+	int r = unlinkat(p->fd, name, is_dir ? AT_REMOVEDIR : 0) < 0 ? errno : 0;
+	vr_audit_req(req, VR_AUDIT_WRITES, op, rel, r ? vr_errno_name(r) : "ok", NULL, NULL);
+	fuse_reply_err(req, r);
+}
+
+static void vr_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	do_remove(req, parent, name, false);
+}
+
+static void vr_ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	do_remove(req, parent, name, true);
+}
+
+/* --- rename --- */
+
+static void vr_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+                         fuse_ino_t newparent, const char *newname, unsigned int flags)
+{
+	VrInode *p = vr_inode_get(parent), *np = vr_inode_get(newparent);
+	struct stat sst, dst;
+	bool dst_exists;
+	const VrPolicy *pol = vr_view->policy;
+
+	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+		fuse_reply_err(req, EINVAL); /* no RENAME_WHITEOUT */
+		return;
+	}
+	if (!vr_name_ok(name) || !vr_name_ok(newname)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (fstatat(p->fd, name, &sst, AT_SYMLINK_NOFOLLOW) < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	dst_exists = fstatat(np->fd, newname, &dst, AT_SYMLINK_NOFOLLOW) == 0;
+
+	g_autofree char *srel = NULL, *drel = NULL;
+	VrDecision sd = vr_decide_child(p, name, S_ISDIR(sst.st_mode), &srel);
+	VrDecision dd = vr_decide_child(np, newname, S_ISDIR(sst.st_mode), &drel);
+	if (sd.cls == VR_CLASS_HIDE) {
+		vr_refuse(req, "rename", srel, sd, ENOENT);
+		return;
+	}
+	if (sd.cls != VR_CLASS_VISIBLE) {
+		vr_refuse(req, "rename", srel, sd, EACCES);
+		return;
+	}
+	if (dd.cls != VR_CLASS_VISIBLE) {
+		/* Onto a hidden or read-only name, or into such an area. */
+		vr_refuse(req, "rename", drel, dd, EACCES);
+		return;
+	}
+	if (dst_exists) {
+		/* What is replaced (or swapped) must itself be modifiable. */
+		VrDecision od = vr_decide_child(np, newname, S_ISDIR(dst.st_mode), NULL);
+		if (od.cls != VR_CLASS_VISIBLE) {
+			vr_refuse(req, "rename", drel, od, EACCES);
+			return;
+		}
+	}
+	if ((flags & RENAME_EXCHANGE) && dst_exists) {
+		VrDecision xd = vr_decide_child(p, name, S_ISDIR(dst.st_mode), NULL);
+		if (xd.cls != VR_CLASS_VISIBLE) {
+			vr_refuse(req, "rename", srel, xd, EACCES);
+			return;
+		}
+		if (S_ISDIR(dst.st_mode) && (vr_policy_dir_is_rule_sensitive(pol, srel) ||
+		                             vr_policy_dir_is_rule_sensitive(pol, drel))) {
+			vr_refuse(req, "rename", drel, xd, EXDEV);
+			return;
+		}
+	}
+	if (S_ISDIR(sst.st_mode) && (vr_policy_dir_is_rule_sensitive(pol, srel) ||
+	                             vr_policy_dir_is_rule_sensitive(pol, drel))) {
+		/* Anchored rules look into this directory: moving it would
+		 * change what they match. mv falls back to copy + delete. */
+		vr_refuse(req, "rename", srel, sd, EXDEV);
+		return;
+	}
+
+	int r = renameat2(p->fd, name, np->fd, newname, flags) < 0 ? errno : 0;
+	if (r == 0) {
+		vr_inode_renamed(sst.st_dev, sst.st_ino, srel, drel);
+		if ((flags & RENAME_EXCHANGE) && dst_exists)
+			vr_inode_renamed(dst.st_dev, dst.st_ino, drel, srel);
+	}
+	vr_audit_req(req, VR_AUDIT_WRITES, "rename", srel, r ? vr_errno_name(r) : "ok", NULL, drel);
+	fuse_reply_err(req, r);
+}
+
+void vr_ops_dir(struct fuse_lowlevel_ops *ops)
+{
+	ops->lookup = vr_ll_lookup;
+	ops->forget = vr_ll_forget;
+	ops->forget_multi = vr_ll_forget_multi;
+	ops->opendir = vr_ll_opendir;
+	ops->readdir = vr_ll_readdir;
+	ops->readdirplus = vr_ll_readdirplus;
+	ops->releasedir = vr_ll_releasedir;
+	ops->fsyncdir = vr_ll_fsyncdir;
+	ops->mkdir = vr_ll_mkdir;
+	ops->mknod = vr_ll_mknod;
+	ops->symlink = vr_ll_symlink;
+	ops->link = vr_ll_link;
+	ops->unlink = vr_ll_unlink;
+	ops->rmdir = vr_ll_rmdir;
+	ops->rename = vr_ll_rename;
+}

@@ -1,0 +1,281 @@
+/* Open files: open/create, data (spliced reads, buffer-copy writes), and the
+ * close event that carries the per-file byte counts for the audit log. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "view-private.h"
+
+static VrFile *file_of(struct fuse_file_info *fi)
+{
+	return (VrFile *)(uintptr_t)fi->fh;
+}
+
+static bool wants_write(int flags)
+{
+	return (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+}
+
+static VrFile *file_new(int fd, VrInode *inode, fuse_req_t req, bool writable)
+{
+	VrFile *f = g_new0(VrFile, 1);
+	f->fd = fd;
+	f->inode = inode;
+	f->pid = fuse_req_ctx(req)->pid;
+	f->writable = writable;
+	return f;
+}
+
+static void vr_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	VrInode *inode = vr_inode_get(ino);
+	VrDecision d = vr_inode_decision(inode);
+	g_autofree char *rel = vr_inode_relpath(inode);
+	bool wr = wants_write(fi->flags);
+
+	if (d.cls == VR_CLASS_HIDE) {
+		vr_refuse(req, "open", rel, d, ENOENT);
+		return;
+	}
+	if (!S_ISREG(inode->type)) {
+		/* The kernel handles fifos itself and follows symlinks in the
+		 * caller's namespace; anything else here is not for us. */
+		fuse_reply_err(req, S_ISLNK(inode->type) ? ELOOP : EACCES);
+		return;
+	}
+	if (wr && d.cls != VR_CLASS_VISIBLE) {
+		vr_refuse(req, "open", rel, d, EACCES);
+		return;
+	}
+
+	char proc[64];
+	vr_proc_path(proc, inode->fd);
+	int flags = (fi->flags & ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_NOCTTY)) | O_CLOEXEC;
+	int fd = open(proc, flags);
+	if (fd < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	VrFile *f = file_new(fd, inode, req, wr);
+	if (d.cls == VR_CLASS_REDACT) {
+		int r = vr_redact_load(fd, &f->redacted, &f->redacted_len);
+		if (r < 0) {
+			close(fd);
+			g_free(f);
+			vr_refuse(req, "open", rel, d, -r);
+			return;
+		}
+	}
+	/* keep_cache: the page cache survives reopening; auto_inval_data
+	 * drops it when the host changes mtime/size. Not for redacted files:
+	 * a hard link seen earlier under a visible name may have cached the
+	 * clear text. */
+	fi->keep_cache = d.cls != VR_CLASS_REDACT;
+	fi->fh = (uintptr_t)f;
+	vr_audit_req(req, wr ? VR_AUDIT_WRITES : VR_AUDIT_OPENS, "open", rel,
+	             d.cls == VR_CLASS_REDACT ? "redacted" : "ok", d.rule, NULL);
+	if (fuse_reply_open(req, fi) == -ENOENT) {
+		/* The opener was interrupted; nobody will release this. */
+		close(fd);
+		g_free(f->redacted);
+		g_free(f);
+	}
+}
+
+static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+                         struct fuse_file_info *fi)
+{
+	VrInode *p = vr_inode_get(parent);
+	g_autofree char *rel = NULL;
+	/* Decided before openat: O_CREAT|O_TRUNC of a hidden name must not
+	 * reach the host file of that name. */
+	if (!vr_new_name_allowed(req, "create", p, name, false, &rel))
+		return;
+	int flags = (fi->flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY;
+	int fd = openat(p->fd, name, flags, mode & ~(mode_t)(S_ISUID | S_ISGID));
+	if (fd < 0) {
+		int err = errno;
+		vr_audit_req(req, VR_AUDIT_WRITES, "create", rel, vr_errno_name(err), NULL, NULL);
+		fuse_reply_err(req, err);
+		return;
+	}
+	struct fuse_entry_param e;
+	int r = vr_do_lookup(req, parent, name, &e, NULL);
+	if (r < 0) {
+		close(fd);
+		fuse_reply_err(req, -r);
+		return;
+	}
+	VrFile *f = file_new(fd, vr_inode_get(e.ino), req, true);
+	fi->fh = (uintptr_t)f;
+	vr_audit_req(req, VR_AUDIT_WRITES, "create", rel, "ok", NULL, NULL);
+	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+		close(fd);
+		g_free(f);
+	}
+}
+
+static void note_first_read(fuse_req_t req, VrFile *f)
+{
+	if (atomic_load(&f->inode->read_logged) || atomic_exchange(&f->inode->read_logged, true))
+		return;
+	if (!vr_audit_wants(VR_AUDIT_READS))
+		return;
+	g_autofree char *rel = vr_inode_relpath(f->inode);
+	VrDecision d = vr_inode_decision(f->inode);
+	vr_audit_req(req, VR_AUDIT_READS, "read", rel, f->redacted ? "redacted" : "ok", d.rule, NULL);
+}
+
+static void vr_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                       struct fuse_file_info *fi)
+{
+	VrFile *f = file_of(fi);
+	note_first_read(req, f);
+	if (f->redacted) {
+		size_t n = (size_t)off >= f->redacted_len ? 0 : MIN(size, f->redacted_len - (size_t)off);
+		atomic_fetch_add(&f->bytes_read, n);
+		fuse_reply_buf(req, n ? f->redacted + off : NULL, n);
+		return;
+	}
+	/* Spliced: the data goes from the host file to /dev/fuse without
+	 * passing through this process. The byte count is what was asked for,
+	 * clamped at the size the file has now. */
+	struct stat st;
+	if (fstat(f->fd, &st) == 0 && off < st.st_size)
+		atomic_fetch_add(&f->bytes_read, MIN((off_t)size, st.st_size - off));
+	struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+	buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	buf.buf[0].fd = f->fd;
+	buf.buf[0].pos = off;
+	fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+}
+
+static void vr_ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t off,
+                            struct fuse_file_info *fi)
+{
+	VrFile *f = file_of(fi);
+	if (!f->writable || f->redacted) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in_buf));
+	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	out.buf[0].fd = f->fd;
+	out.buf[0].pos = off;
+	ssize_t res = fuse_buf_copy(&out, in_buf, 0);
+	if (res < 0) {
+		fuse_reply_err(req, (int)-res);
+		return;
+	}
+	atomic_fetch_add(&f->bytes_written, (uint64_t)res);
+	fuse_reply_write(req, (size_t)res);
+}
+
+static void vr_ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	/* close(dup()) so the host file system sees a close per close(2)
+	 * (NFS-style close-to-open, POSIX lock release), as passthrough_ll. */
+	int r = close(dup(file_of(fi)->fd));
+	fuse_reply_err(req, r < 0 ? errno : 0);
+}
+
+static void vr_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	VrFile *f = file_of(fi);
+	uint64_t nr = atomic_load(&f->bytes_read), nw = atomic_load(&f->bytes_written);
+	VrAuditLevel level = nw > 0 ? VR_AUDIT_WRITES : VR_AUDIT_OPENS;
+	if (vr_audit_wants(level)) {
+		g_autofree char *rel = vr_inode_relpath(f->inode);
+		VrAuditEvent ev = {
+			.op = "close", .path = rel, .result = f->redacted ? "redacted" : "ok",
+			.pid = f->pid, .bytes_read = (int64_t)nr, .bytes_written = (int64_t)nw,
+		};
+		vr_audit_emit(level, &ev);
+	}
+	close(f->fd);
+	g_free(f->redacted);
+	g_free(f);
+	fuse_reply_err(req, 0);
+}
+
+static void vr_ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	int fd = file_of(fi)->fd;
+	int r = datasync ? fdatasync(fd) : fsync(fd);
+	fuse_reply_err(req, r < 0 ? errno : 0);
+}
+
+static void vr_ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+                            struct fuse_file_info *fi)
+{
+	VrFile *f = file_of(fi);
+	if (!f->writable || f->redacted) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	int r = fallocate(f->fd, mode, off, len) < 0 ? errno : 0;
+	fuse_reply_err(req, r);
+}
+
+static void vr_ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+                                  struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
+                                  struct fuse_file_info *fi_out, size_t len, int flags)
+{
+	VrFile *in = file_of(fi_in), *out = file_of(fi_out);
+	/* The host copy would carry the clear text: make the kernel fall back
+	 * to reading through the view. */
+	if (in->redacted) {
+		fuse_reply_err(req, EXDEV);
+		return;
+	}
+	if (!out->writable || out->redacted) {
+		fuse_reply_err(req, EBADF);
+		return;
+	}
+	ssize_t res = copy_file_range(in->fd, &off_in, out->fd, &off_out, len, (unsigned)flags);
+	if (res < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	atomic_fetch_add(&in->bytes_read, (uint64_t)res);
+	atomic_fetch_add(&out->bytes_written, (uint64_t)res);
+	fuse_reply_write(req, (size_t)res);
+}
+
+static void vr_ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+                        struct fuse_file_info *fi)
+{
+	VrFile *f = file_of(fi);
+	if (f->redacted) {
+		/* The masked copy is all data, no holes. */
+		off_t len = (off_t)f->redacted_len;
+		if (whence == SEEK_DATA || whence == SEEK_HOLE) {
+			if (off >= len)
+				fuse_reply_err(req, ENXIO);
+			else
+				fuse_reply_lseek(req, whence == SEEK_DATA ? off : len);
+			return;
+		}
+	}
+	off_t r = lseek(f->fd, off, whence);
+	if (r < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_lseek(req, r);
+}
+
+void vr_ops_file(struct fuse_lowlevel_ops *ops)
+{
+	ops->open = vr_ll_open;
+	ops->create = vr_ll_create;
+	ops->read = vr_ll_read;
+	ops->write_buf = vr_ll_write_buf;
+	ops->flush = vr_ll_flush;
+	ops->release = vr_ll_release;
+	ops->fsync = vr_ll_fsync;
+	ops->fallocate = vr_ll_fallocate;
+	ops->copy_file_range = vr_ll_copy_file_range;
+	ops->lseek = vr_ll_lseek;
+}

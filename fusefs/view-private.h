@@ -1,0 +1,126 @@
+/* fusefs/ internals: shared by the files of the view, never seen outside. */
+#pragma once
+#include <fuse_lowlevel.h>
+#include <glib.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "view.h"
+
+/* One host object the kernel knows about. Keyed by (dev, ino) like
+ * passthrough_ll: two names of one hard-linked file share it. */
+typedef struct VrInode {
+	int fd;             /* O_PATH|O_NOFOLLOW on the host object; never re-resolved by name */
+	dev_t dev;
+	ino_t ino;
+	mode_t type;        /* S_IFMT bits, fixed for the life of the host inode */
+	/* Guarded by the table lock: */
+	uint64_t nlookup;   /* kernel references (lookup replies minus forgets) */
+	char *relpath;      /* last name it was reached by, relative to the project ("" = root) */
+	VrDecision decision;
+	atomic_bool read_logged; /* the "first read in this run" event went out */
+} VrInode;
+
+/* An open file (fi->fh). */
+typedef struct {
+	int fd;
+	VrInode *inode;
+	char *redacted;          /* masked content when the inode is redact class, else NULL */
+	size_t redacted_len;
+	atomic_uint_fast64_t bytes_read;
+	atomic_uint_fast64_t bytes_written;
+	pid_t pid;               /* who opened it, for the close event */
+	bool writable;
+} VrFile;
+
+/* An open directory (fi->fh). */
+typedef struct {
+	pthread_mutex_t lock;    /* the kernel may race readdir calls on one handle */
+	DIR *dp;
+	off_t offset;
+	struct dirent *entry;    /* read ahead but not yet returned */
+	char *relpath;           /* copy taken at opendir */
+	VrDecision decision;
+} VrDir;
+
+typedef struct VrView {
+	const VrViewOptions *opts;
+	const VrPolicy *policy;
+	struct fuse_session *se;
+	VrInode root;
+	uid_t daemon_uid;
+	gid_t daemon_gid;
+	pthread_mutex_t table_lock; /* guards the table and every inode's nlookup/relpath/decision */
+	GHashTable *table;          /* VrInode* keyed by itself (dev, ino hash) */
+	atomic_uint_fast64_t n_lookups;
+} VrView;
+
+extern VrView *vr_view;
+
+/* inode.c */
+VrInode *vr_inode_get(fuse_ino_t ino);
+int vr_inode_table_init(VrView *v);
+void vr_inode_table_free(VrView *v);
+/* Finds or adds the inode for fd/st (taking ownership of fd: closed when an
+ * existing inode is reused), bumps nlookup, records relpath/decision. */
+VrInode *vr_inode_intern(int fd, const struct stat *st, const char *relpath, VrDecision decision);
+void vr_inode_forget(VrInode *inode, uint64_t n);
+char *vr_inode_relpath(VrInode *inode);          /* copy, g_free it */
+VrDecision vr_inode_decision(VrInode *inode);
+/* After a rename through the view: the moved object and, for a directory,
+ * every cached descendant get their new relative path. */
+void vr_inode_renamed(dev_t dev, ino_t ino, const char *oldpath, const char *newpath);
+
+/* lookup.c */
+char *vr_child_relpath(const char *parent, const char *name);
+/* The decision for name in parent (is_dir as the op implies). ret_relpath is
+ * the child's relative path (g_free). */
+VrDecision vr_decide_child(VrInode *parent, const char *name, bool is_dir, char **ret_relpath);
+int vr_do_lookup(fuse_req_t req, fuse_ino_t parent, const char *name, struct fuse_entry_param *e,
+                 const char *op);
+void vr_present_attr(struct stat *st);
+int vr_stat_inode(VrInode *inode, struct stat *st);
+void vr_proc_path(char buf[static 64], int fd);
+/* Replies err after logging a refusal of op on relpath by d. */
+void vr_refuse(fuse_req_t req, const char *op, const char *relpath, VrDecision d, int err);
+bool vr_name_ok(const char *name);
+/* Refuses (replying) unless a new entry may be made under that name. */
+bool vr_new_name_allowed(fuse_req_t req, const char *op, VrInode *parent, const char *name,
+                         bool is_dir, char **ret_rel);
+
+/* ops-*.c fill their part of the table. */
+void vr_ops_dir(struct fuse_lowlevel_ops *ops);
+void vr_ops_file(struct fuse_lowlevel_ops *ops);
+void vr_ops_attr(struct fuse_lowlevel_ops *ops);
+void vr_ops_xattr(struct fuse_lowlevel_ops *ops);
+
+/* redact.c: whole file, masked, capped at VR_REDACT_MAX bytes. */
+#define VR_REDACT_MAX (16u << 20)
+int vr_redact_load(int fd, char **ret_buf, size_t *ret_len);
+
+/* audit.c */
+typedef struct {
+	const char *op;
+	const char *path;
+	const char *result;        /* "ok", "hidden", "readonly", "redacted", or an errno name */
+	const VrRule *rule;
+	pid_t pid;
+	int64_t bytes_read;        /* -1: absent */
+	int64_t bytes_written;
+	const char *target;        /* rename/link destination, or NULL */
+} VrAuditEvent;
+int vr_audit_start(const VrViewOptions *opts, const char *run_id);
+/* Queues an event if level admits it. Refusals and writes wait for room;
+ * others are shed (and counted) when the queue is full. */
+void vr_audit_emit(VrAuditLevel level, const VrAuditEvent *ev);
+bool vr_audit_wants(VrAuditLevel level);
+/* Queues a preformatted JSON object (from event_fd); never dropped. */
+void vr_audit_emit_raw(const char *json, size_t len);
+void vr_audit_stop(void);      /* drains the queue, writes, closes */
+const char *vr_errno_name(int err);
+/* Convenience: an event for a request. */
+void vr_audit_req(fuse_req_t req, VrAuditLevel level, const char *op, const char *path,
+                  const char *result, const VrRule *rule, const char *target);
+const char *vr_result_of(VrDecision d);
