@@ -1,0 +1,57 @@
+/* Inside the proxy: what proxy.c (server, decisions, relay, audit) shares
+ * with the protocol front ends proxy-http.c and proxy-socks.c.
+ *
+ * Threading: a GThreadedSocketService runs each new client's handshake
+ * (parse, decide, resolve, connect: short and blocking, so written as plain
+ * sequential code) in a worker thread with socket timeouts; the long-lived
+ * byte relay then moves to the main loop as async GIO operations, so an idle
+ * tunnel holds no thread. */
+#pragma once
+#include <gio/gio.h>
+
+#include "proxy.h"
+
+typedef struct VrProxy VrProxy;
+
+typedef enum {
+	PROXY_OK,
+	PROXY_DENIED,      /* refused by the policy: 403 / SOCKS 0x02 */
+	PROXY_NO_HOST,     /* name did not resolve: 502 / SOCKS 0x04 */
+	PROXY_REFUSED,     /* upstream refused: 502 / SOCKS 0x05 */
+	PROXY_UNREACHABLE, /* timeout, no route…: 504 / SOCKS 0x04 */
+} ProxyStatus;
+
+/* One client request, from its decision to the audit event. */
+typedef struct {
+	VrProxy *proxy;
+	const char *proto; /* "http", "connect", "socks5" */
+	char *host;
+	guint16 port;
+	const char *rule; /* the matching pattern (owned by the allow-list) */
+	char *reason;     /* why denied / failed, for the audit event and the client */
+	char *address;    /* the address actually connected to */
+	const char *result;
+	gint64 start_us; /* monotonic */
+	GDateTime *start;
+	guint64 bytes_up, bytes_down;
+} ProxyConn;
+
+ProxyConn *proxy_conn_new(VrProxy *proxy, const char *proto);
+
+/* Decides on c->host:c->port and connects to a checked address. NULL (with
+ * *ret_status, c->result and c->reason set) when denied or unreachable. */
+GSocketConnection *proxy_open(ProxyConn *c, ProxyStatus *ret_status);
+
+/* Emits the audit event and frees c. For requests that never reach relay. */
+void proxy_conn_finish(ProxyConn *c);
+
+/* Hands both sides to the main loop, which copies bytes both ways until both
+ * directions have ended, then closes everything and calls proxy_conn_finish.
+ * client_in may be a buffered stream holding bytes already read. Takes
+ * ownership of c and references to the rest. */
+void proxy_relay(ProxyConn *c, GSocketConnection *client, GInputStream *client_in,
+                 GSocketConnection *upstream);
+
+/* Protocol front ends, run in a worker thread for one accepted client. */
+void proxy_http_handle(VrProxy *proxy, GSocketConnection *client);
+void proxy_socks_handle(VrProxy *proxy, GSocketConnection *client);

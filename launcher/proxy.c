@@ -1,0 +1,652 @@
+/* The network proxy process: listeners (in the sandbox's netns), the
+ * allow/deny decision, the byte relay and the audit events. The HTTP and
+ * SOCKS5 front ends are in proxy-http.c and proxy-socks.c. */
+#include "proxy-private.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib-unix.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/fd-util.h"
+#include "common/log.h"
+
+/* A handshake that takes longer than this is dropped: it holds a worker. */
+#define HANDSHAKE_TIMEOUT_S 30
+#define CONNECT_TIMEOUT_S 30
+#define MAX_HANDSHAKES 64
+#define RELAY_BUFSIZE (64 * 1024)
+
+struct VrProxy {
+	const VrProxyOptions *opts;
+	GResolver *resolver;
+	GMutex audit_lock;    /* serialises writes to opts->audit_fd */
+	GHashTable *relays;   /* active Relay*, touched only in the main thread */
+	GObject *http_marker; /* source objects telling the listeners apart */
+	GObject *socks_marker;
+};
+
+void vr_proxy_options_init(VrProxyOptions *opts)
+{
+	*opts = (VrProxyOptions){
+		.listen_host = "127.0.0.1",
+		.http_port = VR_PROXY_DEFAULT_HTTP_PORT,
+		.socks_port = VR_PROXY_DEFAULT_SOCKS_PORT,
+		.event_fd = -1,
+		.audit_fd = -1,
+		.ready_fd = -1,
+	};
+}
+
+void vr_proxy_env(const VrProxyOptions *opts, GPtrArray *env)
+{
+	static const char *const http_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"};
+	const char *host = opts->listen_host ? opts->listen_host : "127.0.0.1";
+	for (size_t i = 0; i < G_N_ELEMENTS(http_vars); i++)
+		g_ptr_array_add(env, g_strdup_printf("%s=http://%s:%u", http_vars[i], host, opts->http_port));
+	/* socks5h: the client sends the name, so the proxy resolves it (outside). */
+	g_ptr_array_add(env, g_strdup_printf("ALL_PROXY=socks5h://%s:%u", host, opts->socks_port));
+	g_ptr_array_add(env, g_strdup_printf("all_proxy=socks5h://%s:%u", host, opts->socks_port));
+	g_ptr_array_add(env, g_strdup("NO_PROXY=localhost,127.0.0.1,::1"));
+	g_ptr_array_add(env, g_strdup("no_proxy=localhost,127.0.0.1,::1"));
+}
+
+/* ---- audit ------------------------------------------------------------ */
+
+static void json_string(GString *out, const char *s)
+{
+	if (!s) {
+		g_string_append(out, "null");
+		return;
+	}
+	g_string_append_c(out, '"');
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			g_string_append_printf(out, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			/* Host names from clients are arbitrary bytes: keep the log
+			 * valid JSON (and ASCII) whatever they contain. */
+			g_string_append_printf(out, "\\u%04x", *p);
+		else
+			g_string_append_c(out, (char)*p);
+	}
+	g_string_append_c(out, '"');
+}
+
+ProxyConn *proxy_conn_new(VrProxy *proxy, const char *proto)
+{
+	ProxyConn *c = g_new0(ProxyConn, 1);
+	c->proxy = proxy;
+	c->proto = proto;
+	c->start_us = g_get_monotonic_time();
+	c->start = g_date_time_new_now_utc();
+	return c;
+}
+
+void proxy_conn_finish(ProxyConn *c)
+{
+	const VrProxyOptions *opts = c->proxy->opts;
+	g_autofree char *ts = g_date_time_format(c->start, "%Y-%m-%dT%H:%M:%S.%fZ");
+	g_autoptr(GString) j = g_string_new("{\"ts\":");
+	json_string(j, ts);
+	g_string_append(j, ",\"op\":\"connect\",\"proto\":");
+	json_string(j, c->proto);
+	g_string_append(j, ",\"host\":");
+	json_string(j, c->host);
+	g_string_append_printf(j, ",\"port\":%u,\"result\":", c->port);
+	json_string(j, c->result ? c->result : "failed");
+	g_string_append(j, ",\"rule\":");
+	json_string(j, c->rule);
+	g_string_append(j, ",\"reason\":");
+	json_string(j, c->reason);
+	g_string_append(j, ",\"address\":");
+	json_string(j, c->address);
+	g_string_append_printf(j, ",\"bytes_up\":%" G_GUINT64_FORMAT ",\"bytes_down\":%" G_GUINT64_FORMAT
+	                          ",\"duration_ms\":%" G_GINT64_FORMAT "}",
+	                       c->bytes_up, c->bytes_down, (g_get_monotonic_time() - c->start_us) / 1000);
+
+	if (opts->event_fd >= 0) {
+		/* One event, one datagram: the audit writer needs no framing. */
+		while (send(opts->event_fd, j->str, j->len, MSG_NOSIGNAL) < 0 && errno == EINTR)
+			;
+	}
+	if (opts->audit_fd >= 0) {
+		g_string_append_c(j, '\n');
+		g_mutex_lock(&c->proxy->audit_lock);
+		(void)vr_write_all(opts->audit_fd, j->str, j->len);
+		g_mutex_unlock(&c->proxy->audit_lock);
+	}
+	g_free(c->host);
+	g_free(c->reason);
+	g_free(c->address);
+	g_date_time_unref(c->start);
+	g_free(c);
+}
+
+/* ---- decision --------------------------------------------------------- */
+
+static GSocketConnection *deny(ProxyConn *c, ProxyStatus *ret_status, char *reason)
+{
+	c->result = "denied";
+	c->reason = reason;
+	*ret_status = PROXY_DENIED;
+	return NULL;
+}
+
+static GSocketConnection *fail(ProxyConn *c, ProxyStatus *ret_status, ProxyStatus status, char *reason)
+{
+	c->result = "failed";
+	c->reason = reason;
+	*ret_status = status;
+	return NULL;
+}
+
+GSocketConnection *proxy_open(ProxyConn *c, ProxyStatus *ret_status)
+{
+	const VrNetAllow *allow = c->proxy->opts->allow;
+	g_autoptr(GError) error = NULL;
+
+	if (!vr_net_host_is_valid(c->host))
+		return deny(c, ret_status, g_strdup("invalid host name"));
+	if (c->port == 0)
+		return deny(c, ret_status, g_strdup("invalid port 0"));
+	c->rule = vr_net_allow_match(allow, c->host, c->port);
+	if (!c->rule)
+		return deny(c, ret_status, g_strdup("not in the allow list (--net allow=PATTERN)"));
+
+	/* Resolve here, outside the sandbox; an IP literal comes back as is. */
+	GList *addrs = g_resolver_lookup_by_name(c->proxy->resolver, c->host, NULL, &error);
+	if (!addrs)
+		return fail(c, ret_status, PROXY_NO_HOST, g_strdup_printf("cannot resolve: %s", error->message));
+
+	/* Every address is checked before any is used: a name that mixes a public
+	 * and a private address is a rebinding attempt, not a fallback. */
+	if (!vr_net_allow_get_private(allow)) {
+		for (GList *l = addrs; l; l = l->next) {
+			const char *why = vr_net_addr_forbidden(l->data);
+			if (why) {
+				g_autofree char *a = g_inet_address_to_string(l->data);
+				g_resolver_free_addresses(addrs);
+				return deny(c, ret_status,
+				            g_strdup_printf("resolves to %s, a %s address (--net allow-private allows it)",
+				                            a, why));
+			}
+		}
+	}
+
+	g_autoptr(GSocketClient) client = g_socket_client_new();
+	/* Never chain through GIO's own proxy settings (our own env has them). */
+	g_socket_client_set_enable_proxy(client, FALSE);
+	g_socket_client_set_timeout(client, CONNECT_TIMEOUT_S);
+	GSocketConnection *conn = NULL;
+	for (GList *l = addrs; l && !conn; l = l->next) {
+		/* Connect to exactly the checked address: no second lookup that a
+		 * rebinding DNS server could answer differently. */
+		g_autoptr(GSocketAddress) sa = g_inet_socket_address_new(l->data, c->port);
+		g_clear_error(&error);
+		conn = g_socket_client_connect(client, G_SOCKET_CONNECTABLE(sa), NULL, &error);
+		if (conn)
+			c->address = g_inet_address_to_string(l->data);
+	}
+	g_resolver_free_addresses(addrs);
+	if (!conn) {
+		ProxyStatus st = g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED)
+		                         ? PROXY_REFUSED
+		                         : PROXY_UNREACHABLE;
+		return fail(c, ret_status, st, g_strdup_printf("cannot connect: %s", error->message));
+	}
+	c->result = "ok";
+	*ret_status = PROXY_OK;
+	return conn;
+}
+
+/* ---- relay (main thread only) ----------------------------------------- */
+
+typedef struct Relay Relay;
+typedef struct {
+	Relay *relay;
+	GInputStream *in;
+	GOutputStream *out;
+	GSocket *out_sock;
+	guint64 *counter;
+	gsize pending;
+	char buf[RELAY_BUFSIZE];
+} Pump;
+
+struct Relay {
+	ProxyConn *c;
+	GSocketConnection *client, *upstream;
+	GInputStream *client_in;
+	GCancellable *cancel;
+	int active; /* pumps still running */
+	Pump up, down;
+};
+
+static void pump_read(Pump *p);
+
+static void relay_free(Relay *r)
+{
+	g_hash_table_remove(r->c->proxy->relays, r);
+	g_io_stream_close(G_IO_STREAM(r->client), NULL, NULL);
+	g_io_stream_close(G_IO_STREAM(r->upstream), NULL, NULL);
+	g_object_unref(r->client);
+	g_object_unref(r->upstream);
+	g_object_unref(r->client_in);
+	g_object_unref(r->cancel);
+	proxy_conn_finish(r->c);
+	g_free(r);
+}
+
+static void pump_done(Pump *p, gboolean error)
+{
+	Relay *r = p->relay;
+	if (error) {
+		/* A reset on one side ends both: the other pump may otherwise
+		 * wait forever on a peer that has nothing more to say. */
+		g_cancellable_cancel(r->cancel);
+	} else {
+		/* EOF: pass the half-close on, the other direction may go on. */
+		g_socket_shutdown(p->out_sock, FALSE, TRUE, NULL);
+	}
+	if (--r->active == 0)
+		relay_free(r);
+}
+
+static void on_written(GObject *src, GAsyncResult *res, gpointer data)
+{
+	Pump *p = data;
+	gsize written = 0;
+	if (!g_output_stream_write_all_finish(G_OUTPUT_STREAM(src), res, &written, NULL)) {
+		*p->counter += written;
+		pump_done(p, TRUE);
+		return;
+	}
+	*p->counter += written;
+	pump_read(p);
+}
+
+static void on_read(GObject *src, GAsyncResult *res, gpointer data)
+{
+	Pump *p = data;
+	gssize n = g_input_stream_read_finish(G_INPUT_STREAM(src), res, NULL);
+	if (n <= 0) {
+		pump_done(p, n < 0);
+		return;
+	}
+	g_output_stream_write_all_async(p->out, p->buf, (gsize)n, G_PRIORITY_DEFAULT, p->relay->cancel,
+	                                 on_written, p);
+}
+
+static void pump_read(Pump *p)
+{
+	g_input_stream_read_async(p->in, p->buf, sizeof p->buf, G_PRIORITY_DEFAULT, p->relay->cancel, on_read, p);
+}
+
+static gboolean relay_start(gpointer data)
+{
+	Relay *r = data;
+	g_hash_table_add(r->c->proxy->relays, r);
+	r->up = (Pump){.relay = r,
+	               .in = r->client_in,
+	               .out = g_io_stream_get_output_stream(G_IO_STREAM(r->upstream)),
+	               .out_sock = g_socket_connection_get_socket(r->upstream),
+	               .counter = &r->c->bytes_up};
+	r->down = (Pump){.relay = r,
+	                 .in = g_io_stream_get_input_stream(G_IO_STREAM(r->upstream)),
+	                 .out = g_io_stream_get_output_stream(G_IO_STREAM(r->client)),
+	                 .out_sock = g_socket_connection_get_socket(r->client),
+	                 .counter = &r->c->bytes_down};
+	r->active = 2;
+	pump_read(&r->up);
+	pump_read(&r->down);
+	return G_SOURCE_REMOVE;
+}
+
+void proxy_relay(ProxyConn *c, GSocketConnection *client, GInputStream *client_in, GSocketConnection *upstream)
+{
+	Relay *r = g_new0(Relay, 1);
+	r->c = c;
+	r->client = g_object_ref(client);
+	r->upstream = g_object_ref(upstream);
+	r->client_in = g_object_ref(client_in);
+	r->cancel = g_cancellable_new();
+	/* The handshake timeout must not cut an idle but healthy tunnel. */
+	g_socket_set_timeout(g_socket_connection_get_socket(client), 0);
+	g_socket_set_timeout(g_socket_connection_get_socket(upstream), 0);
+	/* Start the async copy in the main context, so every callback of this
+	 * relay runs in the main thread and needs no lock. */
+	g_main_context_invoke(NULL, relay_start, r);
+}
+
+/* ---- server ----------------------------------------------------------- */
+
+static gboolean on_run(GThreadedSocketService *service, GSocketConnection *conn, GObject *source, gpointer data)
+{
+	VrProxy *proxy = data;
+	g_socket_set_timeout(g_socket_connection_get_socket(conn), HANDSHAKE_TIMEOUT_S);
+	if (source == proxy->socks_marker)
+		proxy_socks_handle(proxy, conn);
+	else
+		proxy_http_handle(proxy, conn);
+	return TRUE;
+}
+
+static gboolean on_quit_signal(gpointer data)
+{
+	g_main_loop_quit(data);
+	return G_SOURCE_CONTINUE;
+}
+
+static int serve(const VrProxyOptions *opts, int http_fd, int socks_fd)
+{
+	g_autoptr(GError) error = NULL;
+	VrProxy proxy = {.opts = opts, .resolver = g_resolver_get_default()};
+	g_mutex_init(&proxy.audit_lock);
+	proxy.relays = g_hash_table_new(NULL, NULL);
+	proxy.http_marker = g_object_new(G_TYPE_OBJECT, NULL);
+	proxy.socks_marker = g_object_new(G_TYPE_OBJECT, NULL);
+
+	g_autoptr(GMainLoop) loop = g_main_loop_new(NULL, FALSE);
+	guint sig_term = g_unix_signal_add(SIGTERM, on_quit_signal, loop);
+	guint sig_int = g_unix_signal_add(SIGINT, on_quit_signal, loop);
+
+	GSocketService *service = g_threaded_socket_service_new(MAX_HANDSHAKES);
+	g_signal_connect(service, "run", G_CALLBACK(on_run), &proxy);
+	int r = 0;
+	int fds[2] = {http_fd, socks_fd};
+	GObject *markers[2] = {proxy.http_marker, proxy.socks_marker};
+	for (int i = 0; i < 2 && r == 0; i++) {
+		g_autoptr(GSocket) s = g_socket_new_from_fd(fds[i], &error);
+		if (!s || !g_socket_listener_add_socket(G_SOCKET_LISTENER(service), s, markers[i], &error)) {
+			vr_error("proxy: cannot use the listening socket: %s", error->message);
+			r = -EINVAL;
+		}
+	}
+	if (r == 0) {
+		g_socket_service_start(service);
+		g_main_loop_run(loop);
+		g_socket_service_stop(service);
+		g_socket_listener_close(G_SOCKET_LISTENER(service));
+		/* Connections still open get their audit event before we go. */
+		GList *open = g_hash_table_get_keys(proxy.relays);
+		for (GList *l = open; l; l = l->next) {
+			Relay *rel = l->data;
+			g_free(rel->c->reason);
+			rel->c->reason = g_strdup("proxy stopped");
+			proxy_conn_finish(rel->c);
+		}
+		g_list_free(open);
+	}
+	g_source_remove(sig_term);
+	g_source_remove(sig_int);
+	/* Handshake threads may still be running; exit without tearing down
+	 * what they use. The process ends right after this. */
+	return r;
+}
+
+/* ---- listeners ---------------------------------------------------------- */
+
+static int listen_on(const char *host, guint16 port, int *ret_fd)
+{
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in in4;
+		struct sockaddr_in6 in6;
+	} a = {0};
+	socklen_t len;
+	if (inet_pton(AF_INET, host, &a.in4.sin_addr) == 1) {
+		a.in4.sin_family = AF_INET;
+		a.in4.sin_port = htons(port);
+		len = sizeof a.in4;
+	} else if (inet_pton(AF_INET6, host, &a.in6.sin6_addr) == 1) {
+		a.in6.sin6_family = AF_INET6;
+		a.in6.sin6_port = htons(port);
+		len = sizeof a.in6;
+	} else {
+		return -EINVAL;
+	}
+	int fd = socket(a.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (bind(fd, &a.sa, len) < 0 || listen(fd, 512) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+static int listen_both(const VrProxyOptions *opts, int fds[2])
+{
+	const char *host = opts->listen_host ? opts->listen_host : "127.0.0.1";
+	int r = listen_on(host, opts->http_port, &fds[0]);
+	if (r < 0)
+		return r;
+	r = listen_on(host, opts->socks_port, &fds[1]);
+	if (r < 0) {
+		close(fds[0]);
+		return r;
+	}
+	return 0;
+}
+
+/* A fresh network namespace has `lo` down, and 127.0.0.1 cannot be bound
+ * until it is up. Best effort: bind reports the real problem. */
+static void loopback_up(void)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return;
+	struct ifreq ifr = {0};
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP)) {
+		ifr.ifr_flags |= IFF_UP;
+		ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	close(s);
+}
+
+/* The listeners are made by a short-lived child that enters the target
+ * netns, so this process never has to setns back (which needs privileges
+ * over the host netns that an unprivileged supervisor lacks). */
+static int listen_in_netns(const VrProxyOptions *opts, int netns_fd, int fds[2])
+{
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(sp[0]);
+		close(sp[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		int r = 0, lfds[2] = {-1, -1};
+		close(sp[0]);
+		if (setns(netns_fd, CLONE_NEWNET) < 0)
+			r = -errno;
+		if (r == 0) {
+			loopback_up();
+			r = listen_both(opts, lfds);
+		}
+		char cbuf[CMSG_SPACE(sizeof lfds)] = {0};
+		struct iovec iov = {.iov_base = &r, .iov_len = sizeof r};
+		struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+		if (r == 0) {
+			msg.msg_control = cbuf;
+			msg.msg_controllen = sizeof cbuf;
+			struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof lfds);
+			memcpy(CMSG_DATA(cm), lfds, sizeof lfds);
+		}
+		_exit(sendmsg(sp[1], &msg, MSG_NOSIGNAL) < 0 ? 1 : 0);
+	}
+	close(sp[1]);
+	int r = -EIO;
+	char cbuf[CMSG_SPACE(sizeof(int) * 2)] = {0};
+	struct iovec iov = {.iov_base = &r, .iov_len = sizeof r};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+	ssize_t n;
+	while ((n = recvmsg(sp[0], &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	close(sp[0]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (n != sizeof r)
+		return -EIO;
+	if (r < 0)
+		return r;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int) * 2))
+		return -EIO;
+	memcpy(fds, CMSG_DATA(cm), sizeof(int) * 2);
+	return 0;
+}
+
+static int make_listeners(const VrProxyOptions *opts, int netns_fd, int fds[2])
+{
+	return netns_fd >= 0 ? listen_in_netns(opts, netns_fd, fds) : listen_both(opts, fds);
+}
+
+static void report_ready(const VrProxyOptions *opts, const int fds[2])
+{
+	if (opts->ready_fd < 0)
+		return;
+	g_autoptr(GString) line = g_string_new(NULL);
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof ss;
+		char host[INET6_ADDRSTRLEN] = "?";
+		unsigned port = 0;
+		if (getsockname(fds[i], (struct sockaddr *)&ss, &len) == 0) {
+			if (ss.ss_family == AF_INET) {
+				struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+				inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+				port = ntohs(in->sin_port);
+			} else {
+				struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+				inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+				port = ntohs(in6->sin6_port);
+			}
+		}
+		g_string_append_printf(line, "%s%s=%s%s%s:%u", i ? " " : "", i ? "socks" : "http",
+		                       strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
+	}
+	g_string_append_c(line, '\n');
+	(void)vr_write_all(opts->ready_fd, line->str, line->len);
+}
+
+int vr_proxy_run(const VrProxyOptions *opts, int netns_fd)
+{
+	int fds[2];
+	int r = make_listeners(opts, netns_fd, fds);
+	if (r < 0)
+		return vr_log_errno(-r, "proxy: cannot listen on %s ports %u/%u",
+		                    opts->listen_host ? opts->listen_host : "127.0.0.1", opts->http_port,
+		                    opts->socks_port);
+	report_ready(opts, fds);
+	return serve(opts, fds[0], fds[1]);
+}
+
+/* ---- the supervisor's entry point ------------------------------------- */
+
+/* The child must not keep the supervisor's other descriptors (the FUSE
+ * device, pipes whose EOF someone waits for…). */
+static void close_all_except(const int *keep, size_t n)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return;
+	int self = dirfd(d);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		if (*end || fd <= 2 || fd == self)
+			continue;
+		gboolean kept = FALSE;
+		for (size_t i = 0; i < n; i++)
+			kept |= keep[i] == fd;
+		if (!kept)
+			close((int)fd);
+	}
+	closedir(d);
+}
+
+int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid)
+{
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		/* The child: everything glib happens from here on, never in the
+		 * (single-threaded) supervisor. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_IGN);
+		/* Terminal signals go to the whole foreground group; the
+		 * supervisor decides when the proxy ends (SIGTERM). */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		int keep[] = {pipefd[1], netns_fd, opts->event_fd, opts->audit_fd};
+		close_all_except(keep, G_N_ELEMENTS(keep));
+
+		int fds[2];
+		int r = make_listeners(opts, netns_fd, fds);
+		if (netns_fd >= 0)
+			close(netns_fd);
+		(void)vr_write_all(pipefd[1], &r, sizeof r);
+		close(pipefd[1]);
+		if (r < 0)
+			_exit(1);
+		VrProxyOptions o = *opts;
+		o.ready_fd = -1;
+		_exit(serve(&o, fds[0], fds[1]) < 0 ? 1 : 0);
+	}
+	close(pipefd[1]);
+	int r = 0;
+	ssize_t n = vr_read_all(pipefd[0], &r, sizeof r);
+	close(pipefd[0]);
+	if (n != (ssize_t)sizeof r || r < 0) {
+		if (n != (ssize_t)sizeof r)
+			r = n < 0 ? (int)n : -ECHILD;
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return r;
+	}
+	*ret_pid = pid;
+	return 0;
+}
