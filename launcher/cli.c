@@ -1,0 +1,364 @@
+/* Option parsing for a sandbox run. bubblewrap's options keep bubblewrap's
+ * names, argument counts and order semantics (mounts and environment edits
+ * apply in command-line order), so existing bwrap command lines move over. */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+G_DEFINE_QUARK(vr-cli-error-quark, vr_cli_error)
+
+typedef enum {
+	OPT_PROJECT, OPT_MOUNT_AT, OPT_NET, OPT_ENV_ALLOW, OPT_SETENV, OPT_UNSETENV,
+	OPT_CLEARENV, OPT_ENV_FILE, OPT_RO_BIND, OPT_BIND, OPT_RO_BIND_TRY, OPT_BIND_TRY,
+	OPT_DEV_BIND, OPT_DEV_BIND_TRY, OPT_TMPFS, OPT_DIR, OPT_SYMLINK, OPT_PROC, OPT_DEV,
+	OPT_CHDIR, OPT_HOSTNAME, OPT_UNSHARE_NET, OPT_SHARE_NET, OPT_NEW_SESSION,
+	OPT_DIE_WITH_PARENT, OPT_ROOTFS, OPT_ALLOW_USERNS, OPT_JSON_STATUS_FD, OPT_TIMEOUT,
+	OPT_AUDIT, OPT_AUDIT_LEVEL, OPT_POLICY, OPT_HIDE, OPT_READONLY, OPT_REDACT, OPT_SHOW,
+	OPT_DRY_RUN, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
+	/* accepted for bwrap compatibility; vault-run always does these */
+	OPT_UNSHARE_ALL, OPT_UNSHARE_OTHER,
+} OptId;
+
+static const struct {
+	const char *name;
+	OptId id;
+	int nargs;
+} options[] = {
+	{"--project", OPT_PROJECT, 1},
+	{"--mount-at", OPT_MOUNT_AT, 1},
+	{"--net", OPT_NET, 1},
+	{"--env-allow", OPT_ENV_ALLOW, 1},
+	{"--setenv", OPT_SETENV, 2},
+	{"--unsetenv", OPT_UNSETENV, 1},
+	{"--clearenv", OPT_CLEARENV, 0},
+	{"--env-file", OPT_ENV_FILE, 1},
+	{"--ro-bind", OPT_RO_BIND, 2},
+	{"--bind", OPT_BIND, 2},
+	{"--ro-bind-try", OPT_RO_BIND_TRY, 2},
+	{"--bind-try", OPT_BIND_TRY, 2},
+	{"--dev-bind", OPT_DEV_BIND, 2},
+	{"--dev-bind-try", OPT_DEV_BIND_TRY, 2},
+	{"--tmpfs", OPT_TMPFS, 1},
+	{"--dir", OPT_DIR, 1},
+	{"--symlink", OPT_SYMLINK, 2},
+	{"--proc", OPT_PROC, 1},
+	{"--dev", OPT_DEV, 1},
+	{"--chdir", OPT_CHDIR, 1},
+	{"--hostname", OPT_HOSTNAME, 1},
+	{"--unshare-net", OPT_UNSHARE_NET, 0},
+	{"--share-net", OPT_SHARE_NET, 0},
+	{"--new-session", OPT_NEW_SESSION, 0},
+	{"--die-with-parent", OPT_DIE_WITH_PARENT, 0},
+	{"--rootfs", OPT_ROOTFS, 1},
+	{"--allow-userns", OPT_ALLOW_USERNS, 0},
+	{"--json-status-fd", OPT_JSON_STATUS_FD, 1},
+	{"--timeout", OPT_TIMEOUT, 1},
+	{"--audit", OPT_AUDIT, 1},
+	{"--audit-level", OPT_AUDIT_LEVEL, 1},
+	{"--policy", OPT_POLICY, 1},
+	{"--hide", OPT_HIDE, 1},
+	{"--readonly", OPT_READONLY, 1},
+	{"--redact", OPT_REDACT, 1},
+	{"--show", OPT_SHOW, 1},
+	{"--dry-run", OPT_DRY_RUN, 0},
+	{"--verbose", OPT_VERBOSE, 0},
+	{"-v", OPT_VERBOSE, 0},
+	{"--help", OPT_HELP, 0},
+	{"-h", OPT_HELP, 0},
+	{"--version", OPT_VERSION, 0},
+	{"--unshare-all", OPT_UNSHARE_ALL, 0},
+	{"--unshare-user", OPT_UNSHARE_OTHER, 0},
+	{"--unshare-ipc", OPT_UNSHARE_OTHER, 0},
+	{"--unshare-pid", OPT_UNSHARE_OTHER, 0},
+	{"--unshare-uts", OPT_UNSHARE_OTHER, 0},
+	{"--unshare-cgroup", OPT_UNSHARE_OTHER, 0},
+	{"--unshare-cgroup-try", OPT_UNSHARE_OTHER, 0},
+};
+
+static void env_op_clear(gpointer p)
+{
+	VrEnvOp *op = p;
+	g_free(op->name);
+	g_free(op->value);
+}
+
+static void user_mount_clear(gpointer p)
+{
+	VrUserMount *m = p;
+	g_free(m->src);
+	g_free(m->dest);
+}
+
+static void cli_rule_clear(gpointer p)
+{
+	g_free(((VrCliRule *)p)->pattern);
+}
+
+VrRunPlan *vr_run_plan_new(void)
+{
+	VrRunPlan *plan = g_new0(VrRunPlan, 1);
+	plan->env_allow = g_ptr_array_new_with_free_func(g_free);
+	plan->env_ops = g_array_new(FALSE, TRUE, sizeof(VrEnvOp));
+	g_array_set_clear_func(plan->env_ops, env_op_clear);
+	plan->mounts = g_array_new(FALSE, TRUE, sizeof(VrUserMount));
+	g_array_set_clear_func(plan->mounts, user_mount_clear);
+	plan->rules = g_array_new(FALSE, TRUE, sizeof(VrCliRule));
+	g_array_set_clear_func(plan->rules, cli_rule_clear);
+	plan->json_status_fd = -1;
+	return plan;
+}
+
+void vr_run_plan_free(VrRunPlan *plan)
+{
+	if (!plan)
+		return;
+	g_free(plan->project);
+	g_free(plan->mount_at);
+	g_ptr_array_unref(plan->env_allow);
+	g_array_unref(plan->env_ops);
+	g_array_unref(plan->mounts);
+	g_array_unref(plan->rules);
+	g_free(plan->rootfs);
+	g_free(plan->chdir);
+	g_free(plan->hostname);
+	g_free(plan->audit_path);
+	g_free(plan->audit_level);
+	g_free(plan->policy_file);
+	g_strfreev(plan->command);
+	g_free(plan);
+}
+
+static void set_str(char **field, const char *value)
+{
+	g_free(*field);
+	*field = g_strdup(value);
+}
+
+static void add_mount(VrRunPlan *plan, VrOpKind kind, const char *src, const char *dest, int flags)
+{
+	VrUserMount m = {kind, g_strdup(src), g_strdup(dest), flags};
+	g_array_append_val(plan->mounts, m);
+}
+
+static void add_env(VrRunPlan *plan, VrEnvOpKind kind, const char *name, const char *value)
+{
+	VrEnvOp op = {kind, g_strdup(name), g_strdup(value)};
+	g_array_append_val(plan->env_ops, op);
+}
+
+static void add_rule(VrRunPlan *plan, VrRuleKind kind, const char *pattern)
+{
+	VrCliRule r = {kind, g_strdup(pattern)};
+	g_array_append_val(plan->rules, r);
+}
+
+static gboolean bad_value(GError **error, const char *opt, const char *value, const char *want)
+{
+	g_set_error(error, VR_CLI_ERROR, VR_CLI_ERROR_BAD_VALUE, "%s: '%s' is not %s", opt, value, want);
+	return FALSE;
+}
+
+static gboolean need_absolute(GError **error, const char *opt, const char *path)
+{
+	if (path[0] == '/')
+		return TRUE;
+	return bad_value(error, opt, path, "an absolute path inside the sandbox");
+}
+
+static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GError **error)
+{
+	switch (id) {
+	case OPT_PROJECT: set_str(&plan->project, a[0]); break;
+	case OPT_MOUNT_AT:
+		if (!need_absolute(error, name, a[0]))
+			return FALSE;
+		set_str(&plan->mount_at, a[0]);
+		break;
+	case OPT_NET:
+		if (strcmp(a[0], "none") == 0)
+			plan->net = VR_NET_NONE;
+		else if (strcmp(a[0], "host") == 0)
+			plan->net = VR_NET_HOST;
+		else
+			return bad_value(error, name, a[0], "'none' or 'host'");
+		break;
+	case OPT_UNSHARE_NET: plan->net = VR_NET_NONE; break;
+	case OPT_SHARE_NET: plan->net = VR_NET_HOST; break;
+	case OPT_ENV_ALLOW: g_ptr_array_add(plan->env_allow, g_strdup(a[0])); break;
+	case OPT_SETENV:
+		if (!a[0][0] || strchr(a[0], '='))
+			return bad_value(error, name, a[0], "a variable name");
+		add_env(plan, VR_ENV_SET, a[0], a[1]);
+		break;
+	case OPT_UNSETENV: add_env(plan, VR_ENV_UNSET, a[0], NULL); break;
+	case OPT_CLEARENV: add_env(plan, VR_ENV_CLEAR, NULL, NULL); break;
+	case OPT_ENV_FILE: {
+		/* FILE or FILE:VAR1,VAR2 — the last ':' followed only by a name list
+		 * splits, so a path containing ':' still works without a list. */
+		const char *colon = strrchr(a[0], ':');
+		if (colon && colon[1] && strspn(colon + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_,") == strlen(colon + 1)) {
+			g_autofree char *file = g_strndup(a[0], colon - a[0]);
+			add_env(plan, VR_ENV_FILE, file, colon + 1);
+		} else {
+			add_env(plan, VR_ENV_FILE, a[0], NULL);
+		}
+		break;
+	}
+	case OPT_RO_BIND: case OPT_BIND: case OPT_RO_BIND_TRY: case OPT_BIND_TRY:
+	case OPT_DEV_BIND: case OPT_DEV_BIND_TRY: {
+		int flags = 0;
+		if (id == OPT_RO_BIND || id == OPT_RO_BIND_TRY)
+			flags |= VR_BIND_RO;
+		if (id == OPT_RO_BIND_TRY || id == OPT_BIND_TRY || id == OPT_DEV_BIND_TRY)
+			flags |= VR_BIND_TRY;
+		if (id == OPT_DEV_BIND || id == OPT_DEV_BIND_TRY)
+			flags |= VR_BIND_DEV;
+		if (!need_absolute(error, name, a[1]))
+			return FALSE;
+		add_mount(plan, VR_OP_BIND, a[0], a[1], flags);
+		break;
+	}
+	case OPT_TMPFS: case OPT_DIR: case OPT_PROC: case OPT_DEV:
+		if (!need_absolute(error, name, a[0]))
+			return FALSE;
+		add_mount(plan, id == OPT_TMPFS ? VR_OP_TMPFS : id == OPT_DIR ? VR_OP_DIR
+		                : id == OPT_PROC ? VR_OP_PROC : VR_OP_DEV, NULL, a[0], 0);
+		break;
+	case OPT_SYMLINK:
+		if (!need_absolute(error, name, a[1]))
+			return FALSE;
+		add_mount(plan, VR_OP_SYMLINK, a[0], a[1], 0);
+		break;
+	case OPT_CHDIR: set_str(&plan->chdir, a[0]); break;
+	case OPT_HOSTNAME: set_str(&plan->hostname, a[0]); break;
+	case OPT_NEW_SESSION: plan->new_session = TRUE; break;
+	case OPT_DIE_WITH_PARENT: case OPT_UNSHARE_ALL: case OPT_UNSHARE_OTHER: break;
+	case OPT_ROOTFS: set_str(&plan->rootfs, a[0]); break;
+	case OPT_ALLOW_USERNS: plan->allow_userns = TRUE; break;
+	case OPT_JSON_STATUS_FD: {
+		char *end;
+		long fd = strtol(a[0], &end, 10);
+		if (!a[0][0] || *end || fd < 0 || fd > 65535)
+			return bad_value(error, name, a[0], "a file descriptor number");
+		plan->json_status_fd = (int)fd;
+		break;
+	}
+	case OPT_TIMEOUT: {
+		char *end;
+		double t = g_ascii_strtod(a[0], &end);
+		if (!a[0][0] || *end || !(t > 0) || t > 1e9)
+			return bad_value(error, name, a[0], "a positive number of seconds");
+		plan->timeout = t;
+		break;
+	}
+	case OPT_AUDIT: set_str(&plan->audit_path, a[0]); break;
+	case OPT_AUDIT_LEVEL:
+		if (!g_strv_contains((const char *const[]){"denied", "writes", "reads", "opens", "all", NULL}, a[0]))
+			return bad_value(error, name, a[0], "one of denied, writes, reads, opens, all");
+		set_str(&plan->audit_level, a[0]);
+		break;
+	case OPT_POLICY: set_str(&plan->policy_file, a[0]); break;
+	case OPT_HIDE: add_rule(plan, VR_RULE_HIDE, a[0]); break;
+	case OPT_READONLY: add_rule(plan, VR_RULE_READONLY, a[0]); break;
+	case OPT_REDACT: add_rule(plan, VR_RULE_REDACT, a[0]); break;
+	case OPT_SHOW: add_rule(plan, VR_RULE_SHOW, a[0]); break;
+	case OPT_DRY_RUN: plan->dry_run = TRUE; break;
+	case OPT_VERBOSE: plan->verbose++; break;
+	case OPT_HELP: plan->help = TRUE; break;
+	case OPT_VERSION: plan->version = TRUE; break;
+	}
+	return TRUE;
+}
+
+gboolean vr_cli_parse(VrRunPlan *plan, int argc, char **argv, GError **error)
+{
+	int i = 1;
+	while (i < argc) {
+		const char *arg = argv[i];
+		if (strcmp(arg, "--") == 0) {
+			i++;
+			break;
+		}
+		if (arg[0] != '-' || strcmp(arg, "-") == 0)
+			break; /* the command starts here */
+		/* --name=value for one-argument options */
+		g_autofree char *name = NULL;
+		const char *inline_value = NULL;
+		const char *eq = strchr(arg, '=');
+		if (g_str_has_prefix(arg, "--") && eq) {
+			name = g_strndup(arg, eq - arg);
+			inline_value = eq + 1;
+		} else {
+			name = g_strdup(arg);
+		}
+		size_t k;
+		for (k = 0; k < G_N_ELEMENTS(options); k++)
+			if (strcmp(options[k].name, name) == 0)
+				break;
+		if (k == G_N_ELEMENTS(options)) {
+			g_set_error(error, VR_CLI_ERROR, VR_CLI_ERROR_UNKNOWN_OPTION,
+			            "unknown option '%s' (see vault-run --help)", arg);
+			return FALSE;
+		}
+		int nargs = options[k].nargs;
+		char *args[2] = {NULL, NULL};
+		if (inline_value) {
+			if (nargs != 1) {
+				g_set_error(error, VR_CLI_ERROR, VR_CLI_ERROR_BAD_VALUE,
+				            "%s does not take '=VALUE'", name);
+				return FALSE;
+			}
+			args[0] = (char *)inline_value;
+			i++;
+		} else {
+			if (i + nargs >= argc) {
+				g_set_error(error, VR_CLI_ERROR, VR_CLI_ERROR_MISSING_ARGUMENT,
+				            "%s needs %d argument%s", name, nargs, nargs > 1 ? "s" : "");
+				return FALSE;
+			}
+			for (int n = 0; n < nargs; n++)
+				args[n] = argv[i + 1 + n];
+			i += 1 + nargs;
+		}
+		if (!apply(plan, options[k].id, name, args, error))
+			return FALSE;
+	}
+	if (plan->help || plan->version)
+		return TRUE;
+	if (i >= argc) {
+		g_set_error(error, VR_CLI_ERROR, VR_CLI_ERROR_NO_COMMAND,
+		            "no COMMAND given (vault-run [OPTIONS] [--] COMMAND [ARG...]; see --help)");
+		return FALSE;
+	}
+	g_strfreev(plan->command);
+	plan->command = g_new0(char *, argc - i + 1);
+	for (int n = 0; i < argc; i++, n++)
+		plan->command[n] = g_strdup(argv[i]);
+	return TRUE;
+}
+
+void vr_cli_print_help(FILE *out)
+{
+	fputs("usage: vault-run [OPTIONS] [--] COMMAND [ARG...]\n"
+	      "       vault-run mount|policy|audit|scan ...\n"
+	      "Runs COMMAND in a sandbox that sees the project through a view without its secrets.\n"
+	      "  --project DIR        project directory (default: .)\n"
+	      "  --mount-at PATH      where the project appears inside (default: its host path)\n"
+	      "  --net none|host      network: own empty namespace (default) or the host's\n"
+	      "  --env-allow GLOB     pass host variables matching GLOB (default: PATH HOME TERM\n"
+	      "                       LANG LC_* USER SHELL TZ COLORTERM)\n"
+	      "  --setenv N V, --unsetenv N, --clearenv   edit the environment\n"
+	      "  --env-file FILE[:VAR,...]  inject variables of a dotenv file read outside\n"
+	      "  --hide/--readonly/--redact/--show PATTERN   add a policy rule\n"
+	      "  --policy FILE, --audit FILE|-, --audit-level denied|writes|reads|opens|all\n"
+	      "  --timeout SECONDS, --json-status-fd FD, --allow-userns, --dry-run, -v\n"
+	      "bubblewrap options: --ro-bind[-try] SRC DEST, --bind[-try] SRC DEST, --dev-bind SRC DEST,\n"
+	      "  --tmpfs DEST, --dir DEST, --symlink TARGET DEST, --proc DEST, --dev DEST, --chdir DIR,\n"
+	      "  --hostname NAME, --unshare-net, --share-net, --new-session, --die-with-parent,\n"
+	      "  --rootfs DIR (another root file system instead of the host's /usr, /etc...)\n"
+	      "Exit status: COMMAND's; 128+N if it died of signal N; 124 timeout; 125 vault-run\n"
+	      "error; 126 COMMAND not executable; 127 COMMAND not found.\n"
+	      "See docs/sandbox.md.\n",
+	      out);
+}

@@ -1,0 +1,80 @@
+/* Command-line parsing of `vault-run [OPTIONS] [--] COMMAND [ARG...]` into a
+ * VrRunPlan. Pure: no namespaces, no file system access beyond what an option
+ * names (none at parse time), so it is unit-tested (tests/unit/test_cli.c).
+ * Option names and meaning follow bubblewrap where they overlap. */
+#pragma once
+#include <glib.h>
+#include <stdio.h>
+#include "policy.h"
+#include "sandbox.h"
+
+#define VR_CLI_ERROR (vr_cli_error_quark())
+GQuark vr_cli_error_quark(void);
+typedef enum {
+	VR_CLI_ERROR_UNKNOWN_OPTION,
+	VR_CLI_ERROR_MISSING_ARGUMENT,
+	VR_CLI_ERROR_BAD_VALUE,
+	VR_CLI_ERROR_NO_COMMAND,
+} VrCliError;
+
+typedef enum { VR_NET_DEFAULT = 0, VR_NET_NONE, VR_NET_HOST } VrNetMode;
+
+typedef enum {
+	VR_ENV_SET,    /* name=value */
+	VR_ENV_UNSET,  /* name */
+	VR_ENV_CLEAR,  /* everything set so far */
+	VR_ENV_FILE,   /* name = dotenv file, value = "VAR1,VAR2" or NULL for all */
+} VrEnvOpKind;
+
+typedef struct {
+	VrEnvOpKind kind;
+	char *name;
+	char *value;
+} VrEnvOp;
+
+/* A bubblewrap-style mount option, applied in command-line order after the
+ * default root. kind is a VrOpKind; src is NULL where the option has none. */
+typedef struct {
+	VrOpKind kind;
+	char *src;
+	char *dest;
+	int flags;
+} VrUserMount;
+
+typedef struct {
+	VrRuleKind kind;
+	char *pattern;
+} VrCliRule;
+
+typedef struct {
+	char *project;          /* NULL: the current directory */
+	char *mount_at;         /* NULL: the project's absolute host path */
+	VrNetMode net;
+	GPtrArray *env_allow;   /* globs (char *) added to the default allow-list */
+	GArray *env_ops;        /* VrEnvOp, in command-line order */
+	GArray *mounts;         /* VrUserMount, in command-line order */
+	GArray *rules;          /* VrCliRule from --hide/--readonly/--redact/--show */
+	char *rootfs;
+	char *chdir;
+	char *hostname;
+	gboolean new_session;
+	gboolean allow_userns;
+	gboolean dry_run;
+	gboolean help;
+	gboolean version;
+	int verbose;
+	int json_status_fd;     /* -1: none */
+	double timeout;         /* seconds, 0: none */
+	char *audit_path;
+	char *audit_level;
+	char *policy_file;
+	char **command;         /* NULL-terminated; NULL when help/version */
+} VrRunPlan;
+
+VrRunPlan *vr_run_plan_new(void);
+void vr_run_plan_free(VrRunPlan *plan);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(VrRunPlan, vr_run_plan_free)
+
+/* argv[0] is the program name. Errors say which option and what is wrong. */
+gboolean vr_cli_parse(VrRunPlan *plan, int argc, char **argv, GError **error);
+void vr_cli_print_help(FILE *out);

@@ -1,0 +1,64 @@
+/* The sandbox child's contract with the supervisor: a plain, glib-free
+ * description of the root to build and the command to run. The supervisor
+ * fills it (host-side decisions: which host paths exist, where symlinks
+ * point) before clone(); the child after clone only executes it, so it needs
+ * no allocation library and can _exit on the first failure. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef enum {
+	VR_OP_BIND,     /* src (host path) → dest; flags VR_BIND_* */
+	VR_OP_TMPFS,    /* fresh tmpfs at dest, mode, owned by the agent when VR_TMPFS_AGENT */
+	VR_OP_DIR,      /* mkdir -p dest */
+	VR_OP_SYMLINK,  /* symlink src → dest */
+	VR_OP_PROC,     /* fresh /proc at dest; sys, sysrq-trigger, irq, bus read-only */
+	VR_OP_DEV,      /* minimal /dev at dest */
+	VR_OP_FILE,     /* a file at dest holding src (a string), read-only with the root */
+	VR_OP_REMOUNT_RO, /* dest and everything below it read-only */
+} VrOpKind;
+
+enum {
+	VR_BIND_RO = 1 << 0,   /* read-only, applied to every submount */
+	VR_BIND_DEV = 1 << 1,  /* keep device nodes usable (--dev-bind) */
+	VR_BIND_TRY = 1 << 2,  /* a missing source is skipped */
+	VR_TMPFS_AGENT = 1 << 3, /* the tmpfs belongs to the agent's uid/gid */
+};
+
+typedef struct {
+	VrOpKind kind;
+	const char *src;
+	const char *dest;  /* absolute path inside the sandbox */
+	int flags;
+	unsigned mode;     /* tmpfs/dir mode, 0: default */
+} VrSandboxOp;
+
+typedef struct {
+	const VrSandboxOp *ops;
+	size_t n_ops;
+	char *const *argv;        /* COMMAND and its arguments */
+	char *const *envp;        /* the environment COMMAND gets */
+	const char *cwd;          /* inside the sandbox; falls back to fallback_cwd */
+	const char *fallback_cwd;
+	const char *hostname;     /* NULL: keep */
+	bool net_none;            /* own net ns: bring loopback up */
+	bool new_session;         /* setsid() before exec (no controlling terminal) */
+	bool allow_userns;        /* do not filter CLONE_NEWUSER */
+	bool switch_uid;          /* become agent_uid/agent_gid before exec (host root case) */
+	uid_t agent_uid;
+	gid_t agent_gid;
+	int sync_fd;              /* read one byte before building; EOF = supervisor died */
+} VrSandboxSpec;
+
+/* sandbox-root.c: builds the root from spec->ops under a fresh tmpfs and
+ * pivots into it; dies (exit 125) with one line on failure. */
+void vr_sandbox_build_root(const VrSandboxSpec *spec);
+/* sandbox-init.c: the entry point of the cloned child (pid 1). Never returns. */
+_Noreturn void vr_sandbox_main(const VrSandboxSpec *spec);
+/* sandbox-caps.c: drop the bounding set, ambient and every capability set;
+ * optionally switch to the agent's ids first. 0 or -errno. */
+int vr_sandbox_drop_bounding(void);
+int vr_sandbox_drop_caps(void);
+/* sandbox-seccomp.c: load the filter (native + compat ABIs). 0 or -errno. */
+int vr_sandbox_load_seccomp(bool allow_userns);

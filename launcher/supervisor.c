@@ -1,0 +1,502 @@
+/* The supervisor: host-side decisions, namespaces, the view daemon, the
+ * sandbox, and the wait. It never starts a thread: unshare(CLONE_NEWUSER)
+ * demands a single-threaded caller, and the children are forked from it.
+ *
+ *   supervisor (user+mount ns) ── daemon: vr_view_run() over the project
+ *        └── clone(PID|NS|IPC|UTS[|NET]) ── pid 1 (sandbox-init.c) ── COMMAND
+ */
+#include "run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pwd.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "exitcode.h"
+#include "fd-util.h"
+#include "log.h"
+#include "view.h"
+
+#define AGENT_ID 65534
+#define VR_EXIT_TIMEOUT 124
+
+extern char **environ;
+
+typedef struct {
+	GArray *ops;        /* VrSandboxOp */
+	GPtrArray *strings; /* owns every string the ops point to */
+} OpList;
+
+static const char *keep(OpList *l, char *s)
+{
+	g_ptr_array_add(l->strings, s);
+	return s;
+}
+
+static void add_op(OpList *l, VrOpKind kind, const char *src, const char *dest, int flags, unsigned mode)
+{
+	VrSandboxOp op = {kind, src ? keep(l, g_strdup(src)) : NULL, keep(l, g_strdup(dest)), flags, mode};
+	g_array_append_val(l->ops, op);
+}
+
+/* The system part of the root: the host's /usr & co, or another root fs. */
+static void add_system(OpList *l, const char *rootfs)
+{
+	if (rootfs) {
+		g_autoptr(GDir) dir = g_dir_open(rootfs, 0, NULL);
+		const char *name;
+		while (dir && (name = g_dir_read_name(dir))) {
+			if (g_strv_contains((const char *const[]){"proc", "dev", "tmp", "run", "sys", "home", "root", NULL}, name))
+				continue;
+			g_autofree char *src = g_build_filename(rootfs, name, NULL);
+			g_autofree char *dest = g_strconcat("/", name, NULL);
+			g_autofree char *target = g_file_read_link(src, NULL);
+			if (target)
+				add_op(l, VR_OP_SYMLINK, target, dest, 0, 0);
+			else
+				add_op(l, VR_OP_BIND, src, dest, VR_BIND_RO, 0);
+		}
+		return;
+	}
+	static const char *const top[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL};
+	for (const char *const *p = top; *p; p++) {
+		struct stat st;
+		if (lstat(*p, &st) < 0)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			g_autofree char *target = g_file_read_link(*p, NULL);
+			if (target)
+				add_op(l, VR_OP_SYMLINK, target, *p, 0, 0);
+		} else {
+			add_op(l, VR_OP_BIND, *p, *p, VR_BIND_RO, 0);
+		}
+	}
+}
+
+/* Whether FILE (passwd/group format) has an entry whose third field is id. */
+static gboolean db_has_id(const char *file, unsigned id)
+{
+	g_autofree char *data = NULL;
+	if (!g_file_get_contents(file, &data, NULL, NULL))
+		return FALSE;
+	g_auto(GStrv) lines = g_strsplit(data, "\n", -1);
+	for (int i = 0; lines[i]; i++) {
+		g_auto(GStrv) f = g_strsplit(lines[i], ":", 4);
+		if (g_strv_length(f) >= 3 && strtoul(f[2], NULL, 10) == id && f[2][0])
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* /etc: what programs need to run, resolve names and verify TLS, and no
+ * more (no shadow, no ssh config, no machine-id). Symlinks are resolved
+ * here, on the host: /etc/resolv.conf often points into /run, which the
+ * sandbox replaces with an empty tmpfs. */
+static void add_etc(OpList *l, uid_t uid, gid_t gid, const char *user, const char *home)
+{
+	static const char *const etc[] = {
+		"hosts", "host.conf", "resolv.conf", "nsswitch.conf", "gai.conf", "services", "protocols",
+		"ssl", "ca-certificates", "ca-certificates.conf", "pki", "crypto-policies", "localtime",
+		"timezone", "alternatives", "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "os-release",
+		"bash.bashrc", "inputrc", "profile", "shells", "mime.types", "gitconfig", "papersize",
+		"locale.alias", "locale.conf", "default/locale", NULL,
+	};
+	for (const char *const *p = etc; *p; p++) {
+		g_autofree char *host = g_strconcat("/etc/", *p, NULL);
+		char real[PATH_MAX];
+		if (!realpath(host, real))
+			continue;
+		add_op(l, VR_OP_BIND, real, host, VR_BIND_RO, 0);
+	}
+	/* passwd/group: the host files, plus an entry for the agent when the
+	 * host resolves it elsewhere (SSSD, LDAP), so `id`, git and ssh-less
+	 * tools find a name and a home. */
+	struct {
+		const char *file;
+		gboolean has;
+		char *extra;
+	} db[2] = {
+		{"/etc/passwd", db_has_id("/etc/passwd", uid),
+		 g_strdup_printf("%s:x:%u:%u::%s:/bin/sh\n", user, (unsigned)uid, (unsigned)gid, home)},
+		{"/etc/group", db_has_id("/etc/group", gid), g_strdup_printf("%s:x:%u:\n", user, (unsigned)gid)},
+	};
+	for (int i = 0; i < 2; i++) {
+		if (db[i].has) {
+			add_op(l, VR_OP_BIND, db[i].file, db[i].file, VR_BIND_RO | VR_BIND_TRY, 0);
+		} else {
+			g_autofree char *data = NULL;
+			g_file_get_contents(db[i].file, &data, NULL, NULL);
+			GString *s = g_string_new(data ? data : "");
+			if (s->len && s->str[s->len - 1] != '\n')
+				g_string_append_c(s, '\n');
+			g_string_append(s, db[i].extra);
+			add_op(l, VR_OP_FILE, s->str, db[i].file, 0, 0);
+			g_string_free(s, TRUE);
+		}
+		g_free(db[i].extra);
+	}
+}
+
+static gboolean path_is_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (strcmp(dir, "/") == 0)
+		return TRUE;
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static int write_json_status(int fd, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static int write_json_status(int fd, const char *fmt, ...)
+{
+	if (fd < 0)
+		return 0;
+	va_list ap;
+	va_start(ap, fmt);
+	g_autofree char *s = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	return vr_write_all(fd, s, strlen(s));
+}
+
+static void print_plan(const VrRunPlan *plan, const OpList *l, char **envp, const char *cwd)
+{
+	static const char *const kinds[] = {"bind", "tmpfs", "dir", "symlink", "proc", "dev", "file", "remount-ro"};
+	printf("project: %s\nnet: %s\ncwd: %s\n", plan->project, plan->net == VR_NET_HOST ? "host" : "none", cwd);
+	for (guint i = 0; i < l->ops->len; i++) {
+		const VrSandboxOp *op = &g_array_index(l->ops, VrSandboxOp, i);
+		if (op->kind == VR_OP_FILE)
+			printf("%-10s %s (synthesized)\n", kinds[op->kind], op->dest);
+		else
+			printf("%-10s %s%s%s%s%s\n", kinds[op->kind], op->dest, op->src ? " <- " : "",
+			       op->src ? op->src : "", op->flags & VR_BIND_RO ? " ro" : "",
+			       op->flags & VR_BIND_TRY ? " try" : "");
+	}
+	for (char **e = envp; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		printf("env %.*s\n", (int)(eq ? eq - *e : (long)strlen(*e)), *e);
+	}
+	printf("command:");
+	for (char **a = plan->command; *a; a++)
+		printf(" %s", *a);
+	printf("\n");
+}
+
+/* Waits for pid with a deadline; SIGKILL after it. */
+static int wait_deadline(pid_t pid, int seconds)
+{
+	int st = 0;
+	for (int i = 0; i < seconds * 20; i++) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+		if (r == pid || (r < 0 && errno == ECHILD))
+			return st;
+		struct timespec ts = {0, 50 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return st;
+}
+
+static pid_t start_view(const char *project, const VrRunPlan *plan, const VrIdentity *id,
+                        uid_t agent_uid, gid_t agent_gid)
+{
+	int ready[2];
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		vr_log_errno(errno, "pipe");
+		return -1;
+	}
+	pid_t supervisor = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		vr_log_errno(errno, "fork");
+		return -1;
+	}
+	if (pid == 0) {
+		/* SIGTERM, not SIGKILL: the daemon flushes the audit log on it. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != supervisor)
+			_exit(1);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		close(ready[0]);
+		VrViewOptions o;
+		vr_view_options_init(&o);
+		o.project = project;
+		o.mountpoint = project;
+		o.policy = NULL;
+		o.audit_path = plan->audit_path;
+		if (plan->audit_level && vr_audit_level_parse(plan->audit_level) >= 0)
+			o.audit_level = (VrAuditLevel)vr_audit_level_parse(plan->audit_level);
+		o.allow_other = true;
+		if (id->host_root) {
+			o.present_uid = agent_uid;
+			o.present_gid = agent_gid;
+		}
+		o.ready_fd = ready[1];
+		o.foreground_signals = true;
+		_exit(vr_view_run(&o) < 0 ? 1 : 0);
+	}
+	close(ready[1]);
+	char buf[16] = "";
+	ssize_t n = vr_read_all(ready[0], buf, sizeof buf - 1);
+	close(ready[0]);
+	if (n <= 0 || strncmp(buf, "ready", 5) != 0) {
+		int st = wait_deadline(pid, 5);
+		vr_error("the project view could not be mounted (daemon exit status %d)", vr_exit_status(st));
+		return -1;
+	}
+	return pid;
+}
+
+int vr_supervisor_run(VrRunPlan *plan)
+{
+	/* Host-side decisions first: nothing below may fail half-way in the
+	 * sandbox for a reason we could have said here. */
+	char project[PATH_MAX];
+	if (!realpath(plan->project ? plan->project : ".", project)) {
+		vr_error("project %s: %s", plan->project ? plan->project : ".", strerror(errno));
+		return VR_EXIT_ERROR;
+	}
+	struct stat st;
+	if (stat(project, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		vr_error("project %s: Not a directory", project);
+		return VR_EXIT_ERROR;
+	}
+	g_free(plan->project);
+	plan->project = g_strdup(project);
+	const char *mount_at = plan->mount_at ? plan->mount_at : project;
+
+	VrIdentity id;
+	vr_userns_identity(&id);
+	uid_t agent_uid = id.host_root ? AGENT_ID : id.uid;
+	gid_t agent_gid = id.host_root ? AGENT_ID : id.gid;
+	struct passwd *pw = getpwuid(agent_uid);
+	g_autofree char *user = g_strdup(pw ? pw->pw_name : g_getenv("USER") ? g_getenv("USER") : "user");
+	const char *home_env = g_getenv("HOME");
+	g_autofree char *home = g_strdup(home_env && home_env[0] == '/' ? home_env : pw ? pw->pw_dir : "/");
+
+	g_autoptr(GError) error = NULL;
+	g_auto(GStrv) envp = vr_env_build(plan, environ, home, user, &error);
+	if (!envp) {
+		vr_error("%s", error->message);
+		return VR_EXIT_ERROR;
+	}
+
+	/* The working directory: the same place inside the view. */
+	g_autofree char *cwd = NULL;
+	g_autofree char *host_cwd = g_get_current_dir();
+	if (plan->chdir)
+		cwd = g_strdup(plan->chdir);
+	else if (path_is_under(host_cwd, project))
+		cwd = g_strconcat(mount_at, host_cwd + strlen(project), NULL);
+	else
+		cwd = g_strdup(mount_at);
+
+	OpList l = {g_array_new(FALSE, TRUE, sizeof(VrSandboxOp)), g_ptr_array_new_with_free_func(g_free)};
+	const char *rootfs = plan->rootfs;
+	guint first_user = 0;
+	if (!rootfs && plan->mounts->len) {
+		const VrUserMount *m = &g_array_index(plan->mounts, VrUserMount, 0);
+		if (m->kind == VR_OP_BIND && strcmp(m->dest, "/") == 0) {
+			rootfs = m->src; /* bwrap's `--ro-bind DIR /` as the first mount */
+			first_user = 1;
+		}
+	}
+	g_autofree char *rootfs_abs = rootfs ? g_canonicalize_filename(rootfs, NULL) : NULL;
+	if (rootfs_abs && !g_file_test(rootfs_abs, G_FILE_TEST_IS_DIR)) {
+		vr_error("--rootfs %s: not a directory", rootfs_abs);
+		return VR_EXIT_ERROR;
+	}
+	add_system(&l, rootfs_abs);
+	if (!rootfs_abs)
+		add_etc(&l, agent_uid, agent_gid, user, home);
+	add_op(&l, VR_OP_PROC, NULL, "/proc", 0, 0);
+	add_op(&l, VR_OP_DEV, NULL, "/dev", 0, 0);
+	add_op(&l, VR_OP_TMPFS, NULL, "/tmp", VR_TMPFS_AGENT, 01777);
+	add_op(&l, VR_OP_TMPFS, NULL, "/var/tmp", VR_TMPFS_AGENT, 01777);
+	add_op(&l, VR_OP_TMPFS, NULL, "/run", 0, 0755);
+	/* An empty home, unless the project is the home or holds it. */
+	if (strcmp(home, "/") != 0 && !path_is_under(home, mount_at) && strcmp(home, "/tmp") != 0)
+		add_op(&l, VR_OP_TMPFS, NULL, home, VR_TMPFS_AGENT, 0700);
+	/* The project: the view, mounted over the project in our namespace. */
+	add_op(&l, VR_OP_BIND, project, mount_at, 0, 0);
+	for (guint i = first_user; i < plan->mounts->len; i++) {
+		const VrUserMount *m = &g_array_index(plan->mounts, VrUserMount, i);
+		if (m->kind == VR_OP_BIND) {
+			g_autofree char *src = g_canonicalize_filename(m->src, NULL);
+			if (!(m->flags & VR_BIND_TRY) && access(src, F_OK) < 0) {
+				vr_error("bind source %s: %s", src, strerror(errno));
+				return VR_EXIT_ERROR;
+			}
+			add_op(&l, VR_OP_BIND, src, m->dest, m->flags, 0);
+		} else {
+			add_op(&l, m->kind, m->src, m->dest, m->kind == VR_OP_TMPFS ? VR_TMPFS_AGENT : 0,
+			       m->kind == VR_OP_TMPFS ? 0755 : 0);
+		}
+	}
+
+	if (plan->dry_run) {
+		print_plan(plan, &l, envp, cwd);
+		return VR_EXIT_OK;
+	}
+
+	/* Temporary development switch until the view lands: bind the real
+	 * project. To be removed. */
+	gboolean dev_real = g_strcmp0(g_getenv("VR_DEV_REAL_PROJECT"), "1") == 0;
+	if (!dev_real) {
+		int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+		if (fd < 0) {
+			vr_error("/dev/fuse: %s (the project view needs FUSE: load the fuse module or get access to /dev/fuse)",
+			         strerror(errno));
+			return VR_EXIT_ERROR;
+		}
+		close(fd);
+	}
+
+	/* Signals are handled through a signalfd; children reset the mask. */
+	sigset_t mask;
+	sigemptyset(&mask);
+	int handled[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+	for (size_t i = 0; i < G_N_ELEMENTS(handled); i++)
+		sigaddset(&mask, handled[i]);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+
+	pid_t helper;
+	int go_fd;
+	if (vr_userns_prepare(&id, &helper, &go_fd) < 0 || vr_userns_enter(&id, helper, go_fd) < 0)
+		return VR_EXIT_ERROR;
+
+	pid_t daemon = -1;
+	if (!dev_real && (daemon = start_view(project, plan, &id, agent_uid, agent_gid)) < 0)
+		return VR_EXIT_ERROR;
+
+	VrSandboxSpec spec = {
+		.ops = (const VrSandboxOp *)l.ops->data,
+		.n_ops = l.ops->len,
+		.argv = plan->command,
+		.envp = envp,
+		.cwd = cwd,
+		.fallback_cwd = mount_at,
+		.hostname = plan->hostname,
+		.net_none = plan->net != VR_NET_HOST,
+		.new_session = plan->new_session,
+		.allow_userns = plan->allow_userns,
+		.switch_uid = id.host_root,
+		.agent_uid = agent_uid,
+		.agent_gid = agent_gid,
+	};
+	int sync[2];
+	if (pipe2(sync, O_CLOEXEC) < 0)
+		return vr_log_errno(errno, "pipe"), VR_EXIT_ERROR;
+	spec.sync_fd = sync[0];
+	unsigned long flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
+	if (spec.net_none)
+		flags |= CLONE_NEWNET;
+	/* Raw clone without a new stack behaves like fork (the child gets a
+	 * copy of ours); we are single-threaded, so that is safe. */
+	pid_t sandbox = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
+	if (sandbox < 0) {
+		vr_log_errno(errno, "cannot create the sandbox namespaces");
+		if (daemon > 0)
+			kill(daemon, SIGTERM), wait_deadline(daemon, 10);
+		return VR_EXIT_ERROR;
+	}
+	if (sandbox == 0) {
+		close(sync[1]);
+		vr_sandbox_main(&spec);
+	}
+	close(sync[0]);
+	write_json_status(plan->json_status_fd, "{ \"child-pid\": %d }\n", (int)sandbox);
+	if (vr_write_all(sync[1], "g", 1) < 0)
+		vr_log_errno(errno, "cannot start the sandbox");
+	close(sync[1]);
+
+	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sfd < 0)
+		vr_log_errno(errno, "signalfd");
+	gint64 deadline = plan->timeout > 0 ? g_get_monotonic_time() + (gint64)(plan->timeout * G_USEC_PER_SEC) : 0;
+	gboolean timed_out = FALSE, daemon_died = FALSE;
+	int status = VR_EXIT_ERROR;
+	gint64 kill_at = 0;
+	for (;;) {
+		int wst;
+		pid_t r;
+		gboolean done = FALSE;
+		while ((r = waitpid(-1, &wst, WNOHANG)) > 0) {
+			if (r == sandbox) {
+				status = vr_exit_status(wst);
+				done = TRUE;
+			} else if (r == daemon) {
+				daemon = -1;
+				daemon_died = TRUE;
+				vr_error("the view daemon died (status %d); stopping the sandbox", vr_exit_status(wst));
+				kill(sandbox, SIGKILL);
+			}
+		}
+		if (done)
+			break;
+		int timeout_ms = -1;
+		gint64 now = g_get_monotonic_time();
+		if (deadline && !timed_out) {
+			if (now >= deadline) {
+				timed_out = TRUE;
+				vr_error("timed out after %g s; stopping the sandbox", plan->timeout);
+				kill(sandbox, SIGTERM);
+				kill_at = now + 5 * G_USEC_PER_SEC;
+			} else {
+				timeout_ms = (int)((deadline - now) / 1000) + 1;
+			}
+		}
+		if (kill_at) {
+			if (now >= kill_at) {
+				kill(sandbox, SIGKILL);
+				kill_at = 0;
+			} else {
+				timeout_ms = (int)((kill_at - now) / 1000) + 1;
+			}
+		}
+		struct pollfd pfd = {sfd, POLLIN, 0};
+		if (poll(&pfd, 1, timeout_ms) <= 0)
+			continue;
+		struct signalfd_siginfo si;
+		if (read(sfd, &si, sizeof si) != sizeof si)
+			continue;
+		if (si.ssi_signo == SIGCHLD)
+			continue;
+		/* A signal from the terminal already went to COMMAND through the
+		 * process group; only others (kill from an orchestrator) are
+		 * forwarded, so COMMAND does not get each ^C twice. */
+		if (si.ssi_code != SI_KERNEL)
+			kill(sandbox, (int)si.ssi_signo);
+	}
+	if (sfd >= 0)
+		close(sfd);
+	if (daemon > 0) {
+		kill(daemon, SIGTERM);
+		int dst = wait_deadline(daemon, 10);
+		if (!(WIFEXITED(dst) && WEXITSTATUS(dst) == 0))
+			vr_warning("the view daemon ended with status %d", vr_exit_status(dst));
+	}
+	if (timed_out)
+		status = VR_EXIT_TIMEOUT;
+	else if (daemon_died)
+		status = VR_EXIT_ERROR;
+	write_json_status(plan->json_status_fd, "{ \"exit-code\": %d }\n", status);
+	g_array_unref(l.ops);
+	g_ptr_array_unref(l.strings);
+	return status;
+}
