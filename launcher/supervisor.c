@@ -29,6 +29,7 @@
 #include "exitcode.h"
 #include "fd-util.h"
 #include "log.h"
+#include "config.h"
 #include "view.h"
 
 #define AGENT_ID 65534
@@ -210,8 +211,8 @@ static int wait_deadline(pid_t pid, int seconds)
 	return st;
 }
 
-static pid_t start_view(const char *project, const VrRunPlan *plan, const VrIdentity *id,
-                        uid_t agent_uid, gid_t agent_gid)
+static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConfig *config,
+                        const VrIdentity *id, uid_t agent_uid, gid_t agent_gid)
 {
 	int ready[2];
 	if (pipe2(ready, O_CLOEXEC) < 0) {
@@ -237,10 +238,11 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrIden
 		vr_view_options_init(&o);
 		o.project = project;
 		o.mountpoint = project;
-		o.policy = NULL;
-		o.audit_path = plan->audit_path;
-		if (plan->audit_level && vr_audit_level_parse(plan->audit_level) >= 0)
-			o.audit_level = (VrAuditLevel)vr_audit_level_parse(plan->audit_level);
+		o.policy = config->policy;
+		o.audit_path = plan->audit_path ? plan->audit_path : config->audit_path;
+		const char *level = plan->audit_level ? plan->audit_level : config->audit_level;
+		if (level && vr_audit_level_parse(level) >= 0)
+			o.audit_level = (VrAuditLevel)vr_audit_level_parse(level);
 		o.allow_other = true;
 		if (id->host_root) {
 			o.present_uid = agent_uid;
@@ -280,6 +282,39 @@ int vr_supervisor_run(VrRunPlan *plan)
 	plan->project = g_strdup(project);
 	const char *mount_at = plan->mount_at ? plan->mount_at : project;
 
+	/* Config: built-ins → user → project (tighten only) → --policy → flags.
+	 * Its [sandbox] settings are defaults the command line overrides. */
+	g_autoptr(VrConfig) config = vr_config_new();
+	g_autoptr(GError) error = NULL;
+	if (!vr_config_load_all(config, project, plan->policy_file, &error)) {
+		vr_error("%s", error->message);
+		return VR_EXIT_ERROR;
+	}
+	for (guint i = 0; i < plan->rules->len; i++) {
+		const VrCliRule *r = &g_array_index(plan->rules, VrCliRule, i);
+		if (!vr_policy_add(config->policy, r->kind, r->pattern, "command line", (int)i + 1, FALSE, &error)) {
+			vr_error("%s", error->message);
+			return VR_EXIT_ERROR;
+		}
+	}
+	if (plan->net == VR_NET_DEFAULT && config->net) {
+		if (strcmp(config->net, "host") == 0)
+			plan->net = VR_NET_HOST;
+		else if (strcmp(config->net, "none") != 0)
+			vr_warning("config: net = %s is not supported by this sandbox yet; using none", config->net);
+	}
+	for (guint i = 0; config->env_allow && i < config->env_allow->len; i++)
+		g_ptr_array_add(plan->env_allow, g_strdup(g_ptr_array_index(config->env_allow, i)));
+	for (guint i = 0; config->env_set && i < config->env_set->len; i++) {
+		const char *kv = g_ptr_array_index(config->env_set, i);
+		const char *eq = strchr(kv, '=');
+		if (!eq)
+			continue;
+		/* config settings come before the command line's edits */
+		VrEnvOp op = {VR_ENV_SET, g_strndup(kv, eq - kv), g_strdup(eq + 1)};
+		g_array_prepend_val(plan->env_ops, op);
+	}
+
 	VrIdentity id;
 	vr_userns_identity(&id);
 	uid_t agent_uid = id.host_root ? AGENT_ID : id.uid;
@@ -289,7 +324,6 @@ int vr_supervisor_run(VrRunPlan *plan)
 	const char *home_env = g_getenv("HOME");
 	g_autofree char *home = g_strdup(home_env && home_env[0] == '/' ? home_env : pw ? pw->pw_dir : "/");
 
-	g_autoptr(GError) error = NULL;
 	g_auto(GStrv) envp = vr_env_build(plan, environ, home, user, &error);
 	if (!envp) {
 		vr_error("%s", error->message);
@@ -334,6 +368,14 @@ int vr_supervisor_run(VrRunPlan *plan)
 		add_op(&l, VR_OP_TMPFS, NULL, home, VR_TMPFS_AGENT, 0700);
 	/* The project: the view, mounted over the project in our namespace. */
 	add_op(&l, VR_OP_BIND, project, mount_at, 0, 0);
+	for (guint i = 0; config->ro_binds && i < config->ro_binds->len; i++) {
+		const char *p = g_ptr_array_index(config->ro_binds, i);
+		add_op(&l, VR_OP_BIND, p, p, VR_BIND_RO | VR_BIND_TRY, 0);
+	}
+	for (guint i = 0; config->rw_binds && i < config->rw_binds->len; i++) {
+		const char *p = g_ptr_array_index(config->rw_binds, i);
+		add_op(&l, VR_OP_BIND, p, p, VR_BIND_TRY, 0);
+	}
 	for (guint i = first_user; i < plan->mounts->len; i++) {
 		const VrUserMount *m = &g_array_index(plan->mounts, VrUserMount, i);
 		if (m->kind == VR_OP_BIND) {
@@ -354,18 +396,13 @@ int vr_supervisor_run(VrRunPlan *plan)
 		return VR_EXIT_OK;
 	}
 
-	/* Temporary development switch until the view lands: bind the real
-	 * project. To be removed. */
-	gboolean dev_real = g_strcmp0(g_getenv("VR_DEV_REAL_PROJECT"), "1") == 0;
-	if (!dev_real) {
-		int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-		if (fd < 0) {
-			vr_error("/dev/fuse: %s (the project view needs FUSE: load the fuse module or get access to /dev/fuse)",
-			         strerror(errno));
-			return VR_EXIT_ERROR;
-		}
-		close(fd);
+	int fuse_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	if (fuse_fd < 0) {
+		vr_error("/dev/fuse: %s (the project view needs FUSE: load the fuse module or get access to /dev/fuse)",
+		         strerror(errno));
+		return VR_EXIT_ERROR;
 	}
+	close(fuse_fd);
 
 	/* Signals are handled through a signalfd; children reset the mask. */
 	sigset_t mask;
@@ -380,8 +417,8 @@ int vr_supervisor_run(VrRunPlan *plan)
 	if (vr_userns_prepare(&id, &helper, &go_fd) < 0 || vr_userns_enter(&id, helper, go_fd) < 0)
 		return VR_EXIT_ERROR;
 
-	pid_t daemon = -1;
-	if (!dev_real && (daemon = start_view(project, plan, &id, agent_uid, agent_gid)) < 0)
+	pid_t daemon = start_view(project, plan, config, &id, agent_uid, agent_gid);
+	if (daemon < 0)
 		return VR_EXIT_ERROR;
 
 	VrSandboxSpec spec = {
