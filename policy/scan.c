@@ -16,6 +16,9 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
 
 enum {
 	R_PEM,
@@ -63,13 +66,15 @@ enum {
 	C_USERINFO = 1 << 5, /* what may stand in user:pass of a URL */
 	C_CRED = 1 << 6,   /* an Authorization credential: [A-Za-z0-9+/=._~-] */
 	C_ALPHA = 1 << 7,
+	C_STOP = 1 << 8,   /* ends a bare value: quotes , ; & ) } ] ( [ */
+	C_OPMOD = 1 << 9,  /* before '=', makes it another operator: == != <= += … */
 };
 
 #define LOWER (C_ALNUM | C_B64URL | C_B64 | C_IDENT | C_USERINFO | C_CRED | C_ALPHA)
 #define UPPER (LOWER | C_UPDIG)
 #define DIGIT (C_ALNUM | C_UPDIG | C_B64URL | C_B64 | C_IDENT | C_USERINFO | C_CRED)
 
-static const uint8_t cls[256] = {
+static const uint16_t cls[256] = {
 	['a' ... 'z'] = LOWER,
 	['A' ... 'Z'] = UPPER,
 	['0' ... '9'] = DIGIT,
@@ -77,17 +82,29 @@ static const uint8_t cls[256] = {
 	['-'] = C_B64URL | C_IDENT | C_USERINFO | C_CRED,
 	['.'] = C_IDENT | C_USERINFO | C_CRED,
 	['+'] = C_B64 | C_USERINFO | C_CRED,
-	['/'] = C_B64 | C_CRED,
-	['='] = C_USERINFO | C_CRED,
+	['/'] = C_B64 | C_CRED | C_OPMOD,
+	['='] = C_USERINFO | C_CRED | C_OPMOD,
 	['~'] = C_USERINFO | C_CRED,
-	['!'] = C_USERINFO,
+	['!'] = C_USERINFO | C_OPMOD,
 	['$'] = C_USERINFO,
-	['&'] = C_USERINFO,
-	['*'] = C_USERINFO,
-	[','] = C_USERINFO,
-	[';'] = C_USERINFO,
+	['&'] = C_USERINFO | C_STOP | C_OPMOD,
+	['*'] = C_USERINFO | C_OPMOD,
+	[','] = C_USERINFO | C_STOP,
+	[';'] = C_USERINFO | C_STOP,
 	[':'] = C_USERINFO,
-	['%'] = C_USERINFO,
+	['%'] = C_USERINFO | C_OPMOD,
+	['"'] = C_STOP,
+	['\''] = C_STOP,
+	['`'] = C_STOP,
+	[')'] = C_STOP,
+	['}'] = C_STOP,
+	[']'] = C_STOP,
+	['('] = C_STOP,
+	['['] = C_STOP,
+	['<'] = C_OPMOD,
+	['>'] = C_OPMOD,
+	['|'] = C_OPMOD,
+	['^'] = C_OPMOD,
 };
 
 typedef struct {
@@ -96,15 +113,16 @@ typedef struct {
 	GArray *hits;
 } Scan;
 
-static inline bool is(const Scan *s, size_t i, uint8_t c) { return i < s->len && (cls[s->b[i]] & c); }
+static inline bool is(const Scan *s, size_t i, uint16_t c) { return i < s->len && (cls[s->b[i]] & c); }
 static inline unsigned char at(const Scan *s, size_t i) { return i < s->len ? s->b[i] : 0; }
-static inline bool has(const Scan *s, size_t i, const char *lit)
+static inline bool has_n(const Scan *s, size_t i, const char *lit, size_t n)
 {
-	size_t n = strlen(lit);
 	return i <= s->len && s->len - i >= n && memcmp(s->b + i, lit, n) == 0;
 }
+/* lit must be a string literal: its length is known at compile time. */
+#define has(s, i, lit) has_n((s), (i), "" lit, sizeof(lit) - 1)
 /* Length of the run of class c starting at i, at most max. */
-static size_t run(const Scan *s, size_t i, uint8_t c, size_t max)
+static size_t run(const Scan *s, size_t i, uint16_t c, size_t max)
 {
 	size_t n = 0;
 	while (n < max && is(s, i + n, c))
@@ -241,7 +259,9 @@ static size_t match_g(Scan *s, size_t p)
 {
 	if (!starts_word(s, p))
 		return p + 1;
-	if (at(s, p + 1) == 'h' && strchr("pousr", at(s, p + 2)) && at(s, p + 2) && at(s, p + 3) == '_') {
+	unsigned char kind = at(s, p + 2);
+	if (at(s, p + 1) == 'h' && (kind == 'p' || kind == 'o' || kind == 'u' || kind == 's' || kind == 'r') &&
+	    at(s, p + 3) == '_') {
 		size_t n = run(s, p + 4, C_ALNUM, 255);
 		if (n < 36)
 			return p + 1;
@@ -278,8 +298,9 @@ static size_t match_b(Scan *s, size_t p)
 /* xox[baprs]- + ≥10 [A-Za-z0-9-]: anchored on "xo". */
 static size_t match_x(Scan *s, size_t p)
 {
-	if (!starts_word(s, p) || !has(s, p, "xox") || !at(s, p + 3) || !strchr("baprs", at(s, p + 3)) ||
-	    at(s, p + 4) != '-')
+	unsigned char kind = at(s, p + 3);
+	if (!starts_word(s, p) || !has(s, p, "xox") || at(s, p + 4) != '-' ||
+	    !(kind == 'b' || kind == 'a' || kind == 'p' || kind == 'r' || kind == 's'))
 		return p + 1;
 	size_t n = 0;
 	while (n < 255 && (is(s, p + 5 + n, C_ALNUM) || at(s, p + 5 + n) == '-'))
@@ -444,7 +465,7 @@ static size_t match_assign(Scan *s, size_t p)
 		if (next == '=' || next == ':' || prev == ':' || next == '/')
 			return p + 1;
 	} else {
-		if (next == '=' || next == '~' || (prev && strchr("=!<>+-*/|&^%", prev)))
+		if (next == '=' || next == '~' || (cls[prev] & C_OPMOD) || prev == '+' || prev == '-')
 			return p + 1;
 		if (prev == ':')
 			opstart = p - 1;
@@ -459,15 +480,26 @@ static size_t match_assign(Scan *s, size_t p)
 		k--;
 	if (k > 0 && (b[k - 1] == '"' || b[k - 1] == '\'' || b[k - 1] == '`'))
 		k--;
+	/* Cheap reject before walking the whole name: its last three letters
+	 * must end one of the key suffixes of key_kind(). */
 	size_t kend = k;
+	uint32_t tail = 0;
+	for (size_t got = 0; k > 0 && got < 3 && kend - k < 8 && (cls[b[k - 1]] & C_IDENT); k--) {
+		unsigned char c = b[k - 1];
+		if (c != '_' && c != '-' && c != '.')
+			tail |= (uint32_t)(c | 0x20) << (8 * got++);
+	}
+#define T3(a, b, c) ((uint32_t)(c) | (uint32_t)(b) << 8 | (uint32_t)(a) << 16)
+	switch (tail) {
+	case T3('o', 'r', 'd'): case T3('s', 'w', 'd'): case T3('a', 's', 'e'): case T3('p', 'w', 'd'):
+	case T3('r', 'e', 't'): case T3('k', 'e', 'n'): case T3('k', 'e', 'y'): case T3('i', 'o', 'n'):
+		break;
+	default:
+		return p + 1;
+	}
+#undef T3
 	while (k > 0 && kend - k < 64 && (cls[b[k - 1]] & C_IDENT))
 		k--;
-	if (kend == k)
-		return p + 1;
-	/* Cheap reject before normalizing: every key suffix ends in d/e/t/n/y. */
-	unsigned char last = g_ascii_tolower(b[kend - 1]);
-	if (!strchr("detny", last))
-		return p + 1;
 	KeyKind kind = key_kind(b + k, kend - k);
 	if (kind == K_NONE || kind == K_SHELL_PWD)
 		return p + 1;
@@ -494,8 +526,7 @@ static size_t match_assign(Scan *s, size_t p)
 			while (ve < s->len && ve - vs < 512 && b[ve] != '\n' && b[ve] != '\r' && b[ve] != '"')
 				ve++;
 		} else {
-			while (ve < s->len && ve - vs < 512 && b[ve] > ' ' && b[ve] < 0x7f &&
-			       !strchr("\"'`,;&)}]([", b[ve]))
+			while (ve < s->len && ve - vs < 512 && b[ve] > ' ' && b[ve] < 0x7f && !(cls[b[ve]] & C_STOP))
 				ve++;
 			if (ve < s->len && (b[ve] == '(' || b[ve] == '['))
 				return p + 1; /* an expression: get_token(), os.environ["X"] */
@@ -548,21 +579,23 @@ static size_t dispatch(Scan *s, size_t p)
 
 /* ---- the prefilter ---------------------------------------------------------- */
 
+/* Anchor bigrams: a is the vector of bytes at i, n the bytes at i+1. Must
+ * stay a superset of what dispatch() acts on. */
+#define ANCHORS(a, n)                                                                              \
+	((a == '=') | (a == ':') | (a == '@') | ((a == 'A') & ((n == 'K') | (n == 'S') | (n == 'I'))) | \
+	 ((a == 'g') & ((n == 'h') | (n == 'l'))) | ((a == 'x') & (n == 'o')) |                         \
+	 ((a == 'k') & ((n == '-') | (n == '_'))) | ((a == 'b') & (n == '_')) | ((a == 'y') & (n == 'J')) | \
+	 ((a == '-') & (n == 'B')))
+
 typedef unsigned char v16 __attribute__((vector_size(16)));
 
-/* Bit j set when position i+j holds an anchor (first byte of the anchor
- * bigram); needs 17 readable bytes at b+i. Must stay a superset of what
- * dispatch() acts on. */
+/* Bit j set when position j of b holds an anchor; reads b[0..17). */
 static inline uint32_t anchors16(const unsigned char *b)
 {
 	v16 a, n;
 	memcpy(&a, b, 16);
 	memcpy(&n, b + 1, 16);
-	v16 m = (v16)((a == '=') | (a == ':') | (a == '@') |
-	              ((a == 'A') & ((n == 'K') | (n == 'S') | (n == 'I'))) |
-	              ((a == 'g') & ((n == 'h') | (n == 'l'))) | ((a == 'x') & (n == 'o')) |
-	              ((a == 'k') & ((n == '-') | (n == '_'))) | ((a == 'b') & (n == '_')) |
-	              ((a == 'y') & (n == 'J')) | ((a == '-') & (n == 'B')));
+	v16 m = (v16)ANCHORS(a, n);
 #ifdef __SSE2__
 	__m128i mm;
 	memcpy(&mm, &m, 16);
@@ -578,6 +611,70 @@ static inline uint32_t anchors16(const unsigned char *b)
 	return bits;
 #endif
 }
+
+/* Reads b[0..33). */
+static inline uint32_t anchors32(const unsigned char *b)
+{
+	return anchors16(b) | anchors16(b + 16) << 16;
+}
+
+/* The block loop: finds the anchors of 32 bytes at a time and dispatches
+ * each; returns where the byte-wise tail starts. Instantiated once per
+ * instruction set, so the anchor test inlines into each. */
+#define SCAN_BLOCKS(name, attr, anchors)                                        \
+	attr static size_t name(Scan *s)                                        \
+	{                                                                       \
+		size_t i = 0;                                                   \
+		while (s->len >= 33 && i <= s->len - 33) {                      \
+			uint32_t bits = anchors(s->b + i);                      \
+			size_t next_block = i + 32;                             \
+			while (bits) {                                          \
+				size_t p = i + (size_t)__builtin_ctz(bits);     \
+				bits &= bits - 1;                               \
+				size_t go = dispatch(s, p);                     \
+				if (go >= next_block) {                         \
+					next_block = go;                        \
+					break;                                  \
+				}                                               \
+				/* skip the anchors inside a consumed token */  \
+				if (go > p + 1)                                 \
+					bits &= ~0u << (go - i);                \
+			}                                                       \
+			i = next_block;                                         \
+		}                                                               \
+		return i;                                                       \
+	}
+
+SCAN_BLOCKS(scan_blocks_generic, , anchors32)
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HAVE_AVX2_PATH 1
+typedef unsigned char v32 __attribute__((vector_size(32)));
+
+__attribute__((target("avx2"))) static inline uint32_t anchors32_avx2(const unsigned char *b)
+{
+	v32 a, n;
+	memcpy(&a, b, 32);
+	memcpy(&n, b + 1, 32);
+	v32 m = (v32)ANCHORS(a, n);
+	__m256i mm;
+	memcpy(&mm, &m, 32);
+	return (uint32_t)_mm256_movemask_epi8(mm);
+}
+SCAN_BLOCKS(scan_blocks_avx2, __attribute__((target("avx2"))), anchors32_avx2)
+
+static bool have_avx2(void)
+{
+	static int cached = -1; /* benign race: every thread computes the same */
+	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+	if (v < 0) {
+		__builtin_cpu_init();
+		v = __builtin_cpu_supports("avx2") ? 1 : 0;
+		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+#endif
 
 static gint hit_cmp(gconstpointer a, gconstpointer b)
 {
@@ -626,24 +723,11 @@ void vr_scan_buffer(const char *buf, size_t len, GArray *hits)
 		return;
 	Scan s = {(const unsigned char *)buf, len, hits};
 	guint first = hits->len;
-	size_t i = 0;
-	while (len >= 17 && i <= len - 17) {
-		uint32_t bits = anchors16(s.b + i);
-		size_t next_block = i + 16;
-		while (bits) {
-			size_t p = i + (size_t)__builtin_ctz(bits);
-			bits &= bits - 1;
-			size_t go = dispatch(&s, p);
-			if (go >= next_block) {
-				next_block = go;
-				break;
-			}
-			/* A matcher that consumed a token skips the anchors inside it. */
-			if (go > p + 1)
-				bits &= ~0u << (go - i);
-		}
-		i = next_block;
-	}
+#ifdef HAVE_AVX2_PATH
+	size_t i = have_avx2() ? scan_blocks_avx2(&s) : scan_blocks_generic(&s);
+#else
+	size_t i = scan_blocks_generic(&s);
+#endif
 	while (i < len)
 		i = dispatch(&s, i);
 	sort_and_merge(hits, first);
