@@ -66,6 +66,10 @@ static gboolean fail(GError **error, const char *name, int line, const char *fmt
 	va_start(ap, fmt);
 	g_autofree char *msg = g_strdup_vprintf(fmt, ap);
 	va_end(ap);
+	/* One line whatever a value held (GKeyFile unescapes "\n"). */
+	for (char *p = msg; *p; p++)
+		if ((guchar)*p < 0x20)
+			*p = '?';
 	g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_CONFIG, "%s:%d: %s", name, line, msg);
 	return FALSE;
 }
@@ -145,13 +149,14 @@ static gboolean load_policy_key(VrConfig *config, GKeyFile *kf, const KeyLine *k
 		return fail(error, name, kl->line, "%s; expected a ';'-separated list of patterns", local->message);
 	for (char **it = items; *it; it++) {
 		char *pat = g_strchug(*it);
+		g_autofree char *quoted = g_strescape(pat, NULL);
 		VrRuleKind kind = kind_of(kl->key);
 		if (!*pat)
 			continue;
 		/* "!pattern" negates, as in .gitignore. */
 		if (kind != VR_RULE_SHOW && pat[0] == '!') {
 			if (source == VR_SOURCE_PROJECT)
-				return fail(error, name, kl->line, "'%s' un-hides; " PROJECT_HINT, pat);
+				return fail(error, name, kl->line, "'%s' un-hides; " PROJECT_HINT, quoted);
 			kind = VR_RULE_SHOW;
 			pat++;
 		}
@@ -186,8 +191,10 @@ static gboolean append_list(GKeyFile *kf, const KeyLine *kl, const char *name, G
 		char *v = g_strstrip(*it);
 		if (!*v)
 			continue;
-		if (need_assignment && (v[0] == '=' || !strchr(v, '=')))
-			return fail(error, name, kl->line, "'%s' in %s; expected NAME=VALUE", v, kl->key);
+		if (need_assignment && (v[0] == '=' || !strchr(v, '='))) {
+			g_autofree char *quoted = g_strescape(v, NULL);
+			return fail(error, name, kl->line, "'%s' in %s; expected NAME=VALUE", quoted, kl->key);
+		}
 		g_ptr_array_add(to, g_strdup(v));
 	}
 	return TRUE;

@@ -283,16 +283,19 @@ VrMatch *vr_match_compile(const char *pattern, GError **error)
 	gboolean anchored = strchr(buf, '/') != NULL;
 	const char *glob = buf[0] == '/' ? buf + 1 : buf;
 	if (!*glob) {
+		g_autofree char *quoted = g_strescape(pattern, NULL);
 		g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_PATTERN,
-		            "empty pattern '%s'; expected a file name or glob", pattern);
+		            "empty pattern '%s'; expected a file name or glob", quoted);
 		return NULL;
 	}
 	gsize off = 0;
 	const char *what = vr_glob_check(glob, &off);
 	if (what) {
+		/* Escaped: a message stays one line whatever the pattern holds. */
+		g_autofree char *quoted = g_strescape(pattern, NULL);
 		g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_PATTERN,
 		            "bad pattern '%s': %s at offset %zu; expected a .gitignore glob",
-		            pattern, what, off + (gsize)(glob - buf));
+		            quoted, what, off + (gsize)(glob - buf));
 		return NULL;
 	}
 	VrMatch *m = g_new0(VrMatch, 1);

@@ -76,10 +76,11 @@ VrRule *vr_policy_add_rule(VrPolicy *policy, VrRuleKind kind, const char *patter
 {
 	g_autoptr(GError) local = NULL;
 	if (project && kind == VR_RULE_SHOW) {
+		g_autofree char *quoted = g_strescape(pattern, NULL);
 		g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_CONFIG,
 		            "%s:%d: a project config cannot un-hide '%s'; project config may only add "
 		            "restrictions; put it in ~/.config/vault-run/config",
-		            source, line, pattern);
+		            source, line, quoted);
 		return NULL;
 	}
 	VrMatch *m = vr_match_compile(pattern, &local);
