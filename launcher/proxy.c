@@ -364,6 +364,11 @@ static int serve(const VrProxyOptions *opts, int http_fd, int socks_fd)
 	guint sig_int = g_unix_signal_add(SIGINT, on_quit_signal, loop);
 
 	GSocketService *service = g_threaded_socket_service_new(MAX_HANDSHAKES);
+	/* Services start active, and each add_socket would then cancel and
+	 * restart the pending accept; a client already waiting in the backlog
+	 * (the supervisor connects as soon as we report ready) could be accepted
+	 * by the cancelled operation and dropped. Add first, then start. */
+	g_socket_service_stop(service);
 	g_signal_connect(service, "run", G_CALLBACK(on_run), &proxy);
 	int r = 0;
 	int fds[2] = {http_fd, socks_fd};
