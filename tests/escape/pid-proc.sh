@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The pid namespace and /proc: no host process can be seen, signalled or
+# ptraced; pid 1 (vault-run's init) gives away neither its environment nor
+# its executable; only fds 0-2 are inherited. (Never a broadcast kill here:
+# were the pid namespace missing, it would hit the whole machine.)
+. "$(dirname "$0")/../lib/libtest.sh"
+. "$(dirname "$0")/../lib/sandbox-lib.sh"
+vr_require_sandbox
+mkdir -p "$T/p" "$T/bin"
+cp "$VR_BIN/attack-ptrace" "$T/bin/"
+run() { "$VR" --project "$T/p" --ro-bind "$T/bin" /vr-bin "$@"; }
+
+sleep 300 &
+H=$!
+vr_check "control: the host process is signalable outside" kill -0 "$H"
+vr_check_not "kill -0 of a host pid fails inside" run -- sh -c "kill -0 $H"
+vr_check_not "/proc/<host pid> is not there inside" run -- test -e "/proc/$H"
+vr_check "ps sees only the sandbox (at most 4 processes)" test "$(run -- sh -c 'ls -d /proc/[0-9]* | wc -l')" -le 4
+vr_check "COMMAND's parent is pid 1" test "$(run -- sh -c 'cut -d" " -f4 /proc/$$/stat')" = 1
+
+vr_check "control: ptrace of an own child works outside" "$T/bin/attack-ptrace" "$H"
+vr_check_not "ptrace of pid 1 fails inside" run -- /vr-bin/attack-ptrace 1
+kill "$H" 2>/dev/null || true
+wait "$H" 2>/dev/null || true
+
+export VR_TEST_HOST_SECRET=s3cret
+vr_check "control: /proc/self/environ is readable inside" run -- sh -c 'cat /proc/self/environ >/dev/null'
+vr_check_not "/proc/1/environ is not readable inside" run -- cat /proc/1/environ
+vr_check_not "no process inside has the unallowed host variable" \
+	run -- sh -c 'cat /proc/[0-9]*/environ 2>/dev/null | tr "\0" "\n" | grep -q VR_TEST_HOST_SECRET'
+vr_check_not "/proc/1/exe cannot be opened for writing" run -- sh -c 'exec 3>>/proc/1/exe'
+vr_check_not "/proc/1/exe cannot be read" run -- sh -c 'cat /proc/1/exe >/dev/null'
+vr_check_not "/proc/1/root cannot be entered" run -- ls /proc/1/root/
+
+exec 7</dev/null 8>"$T/fd8"
+vr_check "control: fds 7 and 8 are inherited without a sandbox" \
+	grep -qx 7 <(sh -c 'ls /proc/$$/fd')
+vr_check "only fds 0-2 inside" test "$(run -- sh -c 'ls /proc/$$/fd | tr "\n" " "')" = "0 1 2 "
+exec 7<&- 8>&-
+vr_done
