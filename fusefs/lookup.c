@@ -114,8 +114,6 @@ int vr_do_lookup(fuse_req_t req, fuse_ino_t parent_ino, const char *name,
 	if (op && vr_audit_wants(VR_AUDIT_ALL))
 		vr_audit_req(req, VR_AUDIT_ALL, op, relpath, vr_result_of(d), d.rule, NULL);
 	vr_present_attr(&st);
-	if (d.cls >= VR_CLASS_READONLY)
-		st.st_mode &= ~(mode_t)0222; /* say so before the write is tried */
 	e->ino = (uintptr_t)inode;
 	e->attr = st;
 	e->attr_timeout = vr_view->opts->attr_timeout;

@@ -18,8 +18,9 @@ static void reply_attr(fuse_req_t req, VrInode *inode)
 		fuse_reply_err(req, -r);
 		return;
 	}
-	if (vr_inode_decision(inode).cls >= VR_CLASS_READONLY)
-		st.st_mode &= ~(mode_t)0222;
+	/* Read-only files keep their write bits: with default_permissions the
+	 * kernel would otherwise refuse the write itself, and the refusal
+	 * would never reach the audit log. */
 	fuse_reply_attr(req, &st, vr_view->opts->attr_timeout);
 }
 

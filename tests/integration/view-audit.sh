@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The audit log of a scripted session: the right events with the DESIGN.md
+# schema, everything flushed on SIGTERM, and the levels filtering as
+# documented (docs/audit.md).
+. "$(dirname "$0")/../lib/libtest.sh"
+. "$(dirname "$0")/../lib/view-lib.sh"
+vr_require_fuse
+vr_require_cmd python3
+
+P="$T/project" M="$T/view"
+view_make_demo "$P"
+
+session() {
+	cat "$M/README.md" >/dev/null
+	cat "$M/README.md" >/dev/null          # second read: not logged again at "reads"
+	printf '0123456789' >"$M/written.txt"  # create + close with bytes_written=10
+	cat "$M/.env" 2>/dev/null || true       # hidden
+	echo x 2>/dev/null >>"$M/.git/config" || true  # read-only
+	ls "$M/src" >/dev/null
+}
+
+# checks LOG: every line is a JSON object with the schema's fields.
+schema_ok() {
+	python3 - "$1" <<'PY'
+import json, re, sys
+runs = set()
+for n, line in enumerate(open(sys.argv[1]), 1):
+    e = json.loads(line)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", e["ts"]), (n, e)
+    for k in ("run", "op", "path", "result"):
+        assert k in e, (n, k, e)
+    runs.add(e["run"])
+assert len(runs) == 1, runs
+PY
+}
+
+# --- default level (reads) ---
+vr_mount "$P" "$M" --audit "$T/reads.jsonl" || vr_skip "cannot mount a FUSE view here"
+session
+vr_unmount   # SIGTERM: the writer must drain before exit
+L="$T/reads.jsonl"
+cat "$L"
+vr_check "every line is valid JSON with the schema" schema_ok "$L"
+vr_check "mount and unmount markers" sh -c "grep -q '\"op\":\"mount\"' '$L' && grep -q '\"op\":\"unmount\"' '$L'"
+vr_check "the hidden lookup is logged with its rule" grep -q '"op":"lookup","path":".env","result":"hidden","rule":".env","rule_kind":"hide","rule_source":"built-in' "$L"
+vr_check "the read-only refusal is logged" grep -q '"path":".git/config","result":"readonly"' "$L"
+vr_check "refusals carry the process" grep -q '"result":"hidden".*"pid":[0-9]*,"comm":"cat"' "$L"
+vr_check "the first read is logged once" test "$(grep -c '"op":"read","path":"README.md"' "$L")" = 1
+vr_check "the write is logged at close with its byte count" grep -q '"op":"close","path":"written.txt".*"bytes_written":10' "$L"
+vr_check "create is logged" grep -q '"op":"create","path":"written.txt","result":"ok"' "$L"
+vr_check_not "plain opens are not logged at reads" grep -q '"op":"open","path":"README.md"' "$L"
+vr_check_not "lookups of visible names are not logged at reads" grep -q '"op":"lookup","path":"src"' "$L"
+
+# --- denied ---
+rm -f "$P/written.txt"
+vr_mount "$P" "$M" --audit "$T/denied.jsonl" --audit-level denied || vr_fail "second mount"
+session
+vr_unmount
+L="$T/denied.jsonl"
+vr_check "denied: refusals are there" grep -q '"result":"hidden"' "$L"
+vr_check_not "denied: no reads" grep -q '"op":"read"' "$L"
+vr_check_not "denied: no writes" grep -q '"op":"create"' "$L"
+
+# --- all, to stderr ---
+rm -f "$P/written.txt"
+: >"$T/mount.err"
+vr_mount "$P" "$M" --audit - --audit-level all || vr_fail "third mount"
+session
+vr_unmount
+L="$T/mount.err"
+vr_check "all: lookups are logged (to stderr with --audit -)" grep -q '"op":"lookup","path":"README.md"' "$L"
+vr_check "all: opens are logged" grep -q '"op":"open","path":"README.md"' "$L"
+
+# --- a bad level is a one-line error, exit 125 ---
+rc=0; "$VR" mount --audit-level loud "$P" "$M" 2>"$T/bad.err" || rc=$?
+vr_check "a bad level exits 125" test "$rc" = 125
+vr_check "with one line naming it" sh -c "test \$(wc -l <'$T/bad.err') = 1 && grep -q loud '$T/bad.err'"
+vr_done
