@@ -50,7 +50,8 @@ static gboolean run_git(const char *dir, const char *args)
 
 static void test_git_oracle(void **state)
 {
-	if (!g_find_program_in_path("git"))
+	g_autofree char *git = g_find_program_in_path("git");
+	if (!git)
 		skip();
 	g_autofree char *dir = g_dir_make_tmp("vr-match-XXXXXX", NULL);
 	assert_non_null(dir);
