@@ -85,6 +85,27 @@ vr_check_not "SOCKS5 to a denied name fails" \
 code=$(http_code -x "http://127.0.0.1:$HP" "http://localhost:$((WP == 65535 ? 1 : WP + 1))/")
 vr_check "the allowed name on another port → 403" [ "$code" = 403 ]
 
+# --- load: 200 concurrent tunnels, all answered, no fd leak -------------
+fds_before=$(ls /proc/"$OPEN_PID"/fd | wc -l)
+mkdir -p "$T/load"
+for i in $(seq 1 200); do
+	curl -s -m 60 -p -x "http://127.0.0.1:$HP" "http://localhost:$WP/index.txt" -o "$T/load/$i" &
+done
+wait_status=0
+for job in $(jobs -p); do
+	case " ${vr_mount_pids[*]} " in *" $job "*) continue ;; esac
+	wait "$job" || wait_status=1
+done
+answered=$(cat "$T/load"/* | grep -c "hello from the origin" || true)
+vr_check "200 concurrent CONNECT tunnels all answered ($answered)" [ "$answered" = 200 ]
+fds_after=
+for _ in $(seq 1 200); do
+	fds_after=$(ls /proc/"$OPEN_PID"/fd | wc -l)
+	[ "$fds_after" -le "$fds_before" ] && break
+	sleep 0.05
+done
+vr_check "no fd leak in the proxy ($fds_before before, $fds_after after)" [ "$fds_after" -le "$fds_before" ]
+
 # --- audit ---------------------------------------------------------------
 for p in "$STRICT_PID" "$OPEN_PID"; do kill -TERM "$p"; done
 st=0; wait "$STRICT_PID" || st=$?
