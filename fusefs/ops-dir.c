@@ -53,7 +53,11 @@ static void vr_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		vr_refuse(req, "opendir", rel, d, ENOENT);
 		return;
 	}
-	int fd = openat(inode->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Through /proc/self/fd, not openat(fd, "."): resolving "." would
+	 * need search permission on the directory, which listing does not. */
+	char proc[64];
+	vr_proc_path(proc, inode->fd);
+	int fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
 		return;
@@ -122,6 +126,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 		 * the listing is never the only guard. */
 		if (!entry_hidden(dir, de)) {
 			size_t entsize;
+			int lr;
 			bool dot = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
 			if (plus) {
 				struct fuse_entry_param e;
@@ -129,8 +134,15 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 					memset(&e, 0, sizeof e);
 					e.attr.st_ino = de->d_ino;
 					e.attr.st_mode = DTTOIF(de->d_type);
-				} else if (vr_do_lookup(req, ino, de->d_name, &e, NULL) < 0) {
-					goto skip; /* vanished or hidden meanwhile */
+				} else if ((lr = vr_do_lookup(req, ino, de->d_name, &e, NULL)) < 0) {
+					if (lr == -ENOENT)
+						goto skip; /* vanished or hidden meanwhile */
+					/* Unsearchable directory (mode without x): list the
+					 * name without attributes, as a native readdir would. */
+					memset(&e, 0, sizeof e);
+					e.attr.st_ino = de->d_ino;
+					e.attr.st_mode = DTTOIF(de->d_type);
+					dot = true; /* nothing to forget */
 				}
 				entsize = fuse_add_direntry_plus(req, p, rem, de->d_name, &e, next);
 				if (entsize > rem) {
