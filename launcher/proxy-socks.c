@@ -85,11 +85,12 @@ void proxy_socks_handle(VrProxy *proxy, GSocketConnection *client)
 		guint8 len;
 		if (!read_exact(in, &len, 1) || !read_exact(in, addr, len))
 			return;
-		/* A NUL would make the name we check differ from the one sent;
-		 * keep the bytes so the audit shows them, host validation refuses. */
+		/* A NUL would cut the name we check short of the one sent: make
+		 * it a '?', which the audit shows and host validation refuses. */
+		for (guint i = 0; i < len; i++)
+			if (addr[i] == '\0')
+				addr[i] = '?';
 		host = g_strndup((const char *)addr, len);
-		if (strlen(host) != len)
-			host[0] = '\0';
 		break;
 	}
 	default:
