@@ -206,6 +206,33 @@ static bool is_placeholder(const unsigned char *v, size_t n)
 	return false;
 }
 
+/* "pass", "xyz", "secret": documentation, not credentials (cvs's
+ * ":pserver:anoncvs@" has a ':' in its "password" and is caught by the caller). */
+static bool is_short_word(const unsigned char *v, size_t n)
+{
+	if (n >= 8)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (v[i] < 'a' || v[i] > 'z')
+			return false;
+	return true;
+}
+
+/* A bare value that reads as code or a path: "__it->second",
+ * "decay_t<F>", "/dev/urandom". */
+static bool looks_like_code_or_path(const unsigned char *v, size_t n, bool quoted)
+{
+	bool path = n > 1 && (v[0] == '/' || (v[0] == '.' && v[1] == '/') || (v[0] == '~' && v[1] == '/'));
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = v[i];
+		if (!quoted && (c == '<' || c == '>'))
+			return true;
+		if (path && !(cls[c] & C_ALNUM) && c != '/' && c != '.' && c != '_' && c != '-')
+			path = false;
+	}
+	return path;
+}
+
 /* ---- matchers: each gets the anchor position p, returns where to go on ---- */
 
 /* "-----BEGIN … PRIVATE KEY-----" … "-----END": anchored on the "-B". The
@@ -220,7 +247,12 @@ static size_t match_pem(Scan *s, size_t p)
 		q++;
 	if (!has(s, q, "-----") || !contains_ci(s->b + label, q - label, "PRIVATE KEY"))
 		return p + 1;
+	/* A real block's marker ends its line (or a "\n" escape in a JSON
+	 * string); prose that mentions the marker goes on with text. */
 	size_t body = q + 5;
+	unsigned char after = at(s, body);
+	if (body < s->len && after != '\n' && after != '\r' && after != '\\' && after != '"')
+		return p + 1;
 	const unsigned char *end = memmem(s->b + body, s->len - body, "-----END", 8);
 	size_t stop = end ? (size_t)(end - s->b) : s->len;
 	while (body < stop && (s->b[body] == '\n' || s->b[body] == '\r'))
@@ -391,7 +423,8 @@ static size_t match_at(Scan *s, size_t p)
 	const unsigned char *colon = memchr(s->b + q, ':', p - q);
 	if (colon) {
 		size_t pw = (size_t)(colon - s->b) + 1;
-		if (pw < p && !is_placeholder(s->b + pw, p - pw))
+		if (pw < p && !memchr(s->b + pw, ':', p - pw) && !is_placeholder(s->b + pw, p - pw) &&
+		    !is_short_word(s->b + pw, p - pw))
 			add(s, pw, p - pw, R_URL);
 	} else if (p - q >= 16 && !is_placeholder(s->b + q, p - q) && entropy(s->b + q, p - q) >= 3.5) {
 		add(s, q, p - q, R_URL);
@@ -541,7 +574,7 @@ static size_t match_assign(Scan *s, size_t p)
 		add(s, vs, n, R_AWS_SECRET);
 		return p + 1;
 	}
-	if (n < 8 || is_placeholder(b + vs, n))
+	if (n < 8 || is_placeholder(b + vs, n) || looks_like_code_or_path(b + vs, n, quoted))
 		return p + 1;
 	bool digit = false, symbol = false;
 	for (size_t i = vs; i < ve; i++) {

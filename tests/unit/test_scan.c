@@ -35,6 +35,7 @@ static const Vector vectors[] = {
 	{NULL, "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIU\n-----END CERTIFICATE-----\n", NULL},
 	{NULL, "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----\n", NULL},
 	{NULL, "-- BEGIN PRIVATE KEY: the header we look for\n", NULL},
+	{NULL, "Finds `-----BEGIN RSA PRIVATE KEY-----` blocks and masks them.\n", NULL},
 	/* aws-access-key-id */
 	{"aws-access-key-id", "aws_access_key_id = AKIAOXYIMCFIP6NZB353\n", "AKIAOXYIMCFIP6NZB353"},
 	{"aws-access-key-id", "{\"AccessKeyId\":\"ASIAY5MZF5OBR704YHQG\"}", "ASIAY5MZF5OBR704YHQG"},
@@ -88,6 +89,8 @@ static const Vector vectors[] = {
 	{NULL, "git@github.com:org/repo.git ssh://git@github.com/org/repo mailto:bob@example.com", NULL},
 	{NULL, "https://user:${TOKEN}@host https://user:<password>@host https://user:password@host https://u:****@h", NULL},
 	{NULL, "@decorator\ndef f(): return 'x@y'\n", NULL},
+	{NULL, "cvs://:pserver:anoncvs@sources.example.com:/cvs/src\n\"git fetch http://user:pass@host/repo\"\n"
+	       "new URL('http://abc:xyz@example.com')\n", NULL},
 	/* http-authorization */
 	{"http-authorization", "[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzXzEyMw==\n",
 	 "eC1hY2Nlc3MtdG9rZW46Z2hzXzEyMw=="},
@@ -106,6 +109,8 @@ static const Vector vectors[] = {
 	{NULL, "if password == \"Tr0ub4dor9xQz\": pass\nPWD=/home/user/projects/x9\nOLDPWD=/var/lib/x9z\n", NULL},
 	{NULL, "secret: \"Please do not share this\"\npassword = \"aaaaaaaaaaaa\"\npassword = \"password123\"\n", NULL},
 	{NULL, "api_key = process.env.API_KEY;\nstd::string token::value = x;\n", NULL},
+	{NULL, "\t\t_M_token = __it->second;\nrandom_device(const std::string& __token = \"/dev/urandom\")\n"
+	       "def token      : ValueType<0, 248>;\nusing _Token = __use_future_ct<decay_t<_Func>, _Alloc>;\n", NULL},
 };
 
 static GArray *scan(const char *text, size_t len)
