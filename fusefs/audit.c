@@ -371,6 +371,13 @@ static void *reader_main(void *arg)
 
 int vr_audit_start(const VrViewOptions *opts, const char *run_id)
 {
+	/* A process may run the view more than once (tests): start clean. */
+	A.head = A.count = 0;
+	A.dropped = 0;
+	A.out_fd = -1;
+	A.use_syslog = A.own_fd = A.reader_started = false;
+	atomic_store(&A.reader_stop, false);
+	A.cache_pid = 0;
 	A.level = opts->audit_level;
 	A.run_id = g_strdup(run_id);
 	A.event_fd = opts->event_fd;
@@ -409,8 +416,10 @@ int vr_audit_start(const VrViewOptions *opts, const char *run_id)
 
 void vr_audit_stop(void)
 {
-	if (!A.active)
+	if (!A.active) {
+		g_clear_pointer(&A.run_id, g_free);
 		return;
+	}
 	/* The reader first, so its last events are queued before the writer
 	 * is told to drain and end. */
 	atomic_store(&A.reader_stop, true);
@@ -428,7 +437,7 @@ void vr_audit_stop(void)
 	}
 	if (A.use_syslog)
 		closelog();
-	g_free(A.run_id);
-	g_free(A.cache_comm);
-	g_free(A.cache_exe);
+	g_clear_pointer(&A.run_id, g_free);
+	g_clear_pointer(&A.cache_comm, g_free);
+	g_clear_pointer(&A.cache_exe, g_free);
 }
