@@ -84,6 +84,7 @@ VrInode *vr_inode_intern(int fd, const struct stat *st, const char *relpath, VrD
 		inode->dev = st->st_dev;
 		inode->ino = st->st_ino;
 		inode->type = st->st_mode & S_IFMT;
+		inode->casefold = S_ISDIR(st->st_mode) && vr_dir_is_case_insensitive(fd);
 		inode->nlookup = 1;
 		inode->relpath = g_strdup(relpath);
 		inode->decision = decision;

@@ -7,6 +7,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/vfs.h>
+#include <linux/fs.h>
 #include <unistd.h>
 
 #include "view-private.h"
@@ -28,6 +31,55 @@ char *vr_child_relpath(const char *parent, const char *name)
 	return parent[0] ? g_strconcat(parent, "/", name, NULL) : g_strdup(name);
 }
 
+bool vr_dir_is_case_insensitive(int fd)
+{
+	static int assume = -1;
+	if (assume < 0) {
+		/* For tests on kernels without casefold: treat every directory
+		 * as case-insensitive (only ever makes the view stricter). */
+		const char *e = secure_getenv("VR_VIEW_ASSUME_CASEFOLD");
+		assume = e && strcmp(e, "1") == 0;
+	}
+	if (assume)
+		return true;
+	struct statfs sf;
+	if (fstatfs(fd, &sf) == 0) {
+		switch ((unsigned long)sf.f_type) {
+		case 0x4d44:     /* MSDOS_SUPER_MAGIC: vfat, msdos */
+		case 0x2011BAB0: /* exfat */
+		case 0x5346544e: /* ntfs */
+		case 0x7366746e: /* ntfs3 */
+		case 0xFF534D42: /* cifs */
+		case 0xFE534D42: /* smb2 */
+			return true;
+		}
+	}
+	/* ext4/f2fs casefold is per directory (chattr +F). */
+	char proc[64];
+	vr_proc_path(proc, fd);
+	int dfd = open(proc, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+	if (dfd < 0)
+		return false;
+	int flags = 0;
+	bool ci = ioctl(dfd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_CASEFOLD_FL);
+	close(dfd);
+	return ci;
+}
+
+VrDecision vr_decide_path(VrDecision pd, const char *relpath, bool is_dir, bool casefold)
+{
+	VrDecision d = vr_policy_decide_child(vr_view->policy, pd, relpath, is_dir);
+	if (casefold && d.cls != VR_CLASS_HIDE) {
+		g_autofree char *lower = g_utf8_strdown(relpath, -1);
+		if (strcmp(lower, relpath) != 0) {
+			VrDecision l = vr_policy_decide_child(vr_view->policy, pd, lower, is_dir);
+			if (l.cls > d.cls)
+				d = l;
+		}
+	}
+	return d;
+}
+
 VrDecision vr_decide_child(VrInode *parent, const char *name, bool is_dir, char **ret_relpath)
 {
 	pthread_mutex_lock(&vr_view->table_lock);
@@ -35,7 +87,7 @@ VrDecision vr_decide_child(VrInode *parent, const char *name, bool is_dir, char 
 	VrDecision pd = parent->decision;
 	pthread_mutex_unlock(&vr_view->table_lock);
 
-	VrDecision d = vr_policy_decide_child(vr_view->policy, pd, relpath, is_dir);
+	VrDecision d = vr_decide_path(pd, relpath, is_dir, parent->casefold);
 	if (ret_relpath)
 		*ret_relpath = relpath;
 	else

@@ -74,6 +74,7 @@ static void vr_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	dir->dp = dp;
 	dir->relpath = vr_inode_relpath(inode);
 	dir->decision = d;
+	dir->casefold = inode->casefold;
 	if (vr_audit_wants(VR_AUDIT_ALL))
 		vr_audit_req(req, VR_AUDIT_ALL, "opendir", dir->relpath, "ok", NULL, NULL);
 	fi->fh = (uintptr_t)dir;
@@ -92,7 +93,7 @@ static bool entry_hidden(VrDir *dir, struct dirent *de)
 		is_dir = S_ISDIR(st.st_mode);
 	}
 	g_autofree char *rel = vr_child_relpath(dir->relpath, de->d_name);
-	VrDecision d = vr_policy_decide_child(vr_view->policy, dir->decision, rel, is_dir);
+	VrDecision d = vr_decide_path(dir->decision, rel, is_dir, dir->casefold);
 	return d.cls == VR_CLASS_HIDE;
 }
 

@@ -16,6 +16,7 @@ typedef struct VrInode {
 	dev_t dev;
 	ino_t ino;
 	mode_t type;        /* S_IFMT bits, fixed for the life of the host inode */
+	bool casefold;      /* a directory whose names the host compares case-insensitively */
 	/* Guarded by the table lock: */
 	uint64_t nlookup;   /* kernel references (lookup replies minus forgets) */
 	char *relpath;      /* last name it was reached by, relative to the project ("" = root) */
@@ -43,6 +44,7 @@ typedef struct {
 	struct dirent *entry;    /* read ahead but not yet returned */
 	char *relpath;           /* copy taken at opendir */
 	VrDecision decision;
+	bool casefold;
 } VrDir;
 
 typedef struct VrView {
@@ -75,6 +77,11 @@ void vr_inode_renamed(dev_t dev, ino_t ino, const char *oldpath, const char *new
 
 /* lookup.c */
 char *vr_child_relpath(const char *parent, const char *name);
+/* The policy for relpath below a parent decided pd. In a case-insensitive
+ * directory (casefold, vfat…) the lower-cased path is decided too and the
+ * stricter answer wins: ".ENV" there is the same file as ".env". */
+VrDecision vr_decide_path(VrDecision pd, const char *relpath, bool is_dir, bool casefold);
+bool vr_dir_is_case_insensitive(int fd);
 /* The decision for name in parent (is_dir as the op implies). ret_relpath is
  * the child's relative path (g_free). */
 VrDecision vr_decide_child(VrInode *parent, const char *name, bool is_dir, char **ret_relpath);

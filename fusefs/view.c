@@ -121,6 +121,7 @@ int vr_view_run(const VrViewOptions *opts)
 	v.root.dev = st.st_dev;
 	v.root.ino = st.st_ino;
 	v.root.type = S_IFDIR;
+	v.root.casefold = vr_dir_is_case_insensitive(rootfd);
 	v.root.nlookup = 2;
 	v.root.relpath = g_strdup("");
 	v.root.decision = vr_policy_decide(v.policy, "", TRUE);

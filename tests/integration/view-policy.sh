@@ -145,4 +145,21 @@ vr_check "refusals name their rule" grep -q '"result":"readonly","rule":' "$T/au
 rm -f "$P/copy.ini"
 snap >"$T/after"
 vr_check "nothing protected changed on the host" diff "$T/before" "$T/after"
+
+# --- case-insensitive directories ---
+# This kernel/file system may have no casefold; VR_VIEW_ASSUME_CASEFOLD=1
+# makes the daemon treat every directory as case-insensitive, as it does for
+# vfat/exfat/ntfs/cifs and chattr +F directories.
+echo 'UPPER=secret' >"$P/.ENV"
+vr_mount "$P" "$M" || vr_fail "remount"
+vr_check "on a case-sensitive directory .ENV is another file (visible)" test -r "$M/.ENV"
+vr_unmount
+export VR_VIEW_ASSUME_CASEFOLD=1
+vr_mount "$P" "$M" || vr_fail "casefold mount"
+unset VR_VIEW_ASSUME_CASEFOLD
+expect ENOENT stat "$M/.ENV"
+expect EACCES creat "$M/.Env"
+run_ops
+vr_check_not "case-insensitive: readdir hides .ENV" sh -c "ls -a '$M' | grep -qx .ENV"
+vr_unmount
 vr_done
