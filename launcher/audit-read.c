@@ -197,7 +197,20 @@ int vr_audit_reader_next(VrAuditReader *r, VrAuditRecord *rec)
 
 bool vr_audit_record_denied(const VrAuditRecord *rec)
 {
-	return rec->result && strcmp(rec->result, "ok") != 0 && strcmp(rec->result, "redacted") != 0;
+	/* The view reports the class of a file it merely looked at ("lookup"
+	 * of a read-only file says "readonly"): that is information, not a
+	 * refusal. Only ops that cannot modify anything are exempt. */
+	static const char *const looks[] = {
+		"lookup", "getattr", "opendir", "readdir", "readlink", "read", "access",
+		"statfs", "getxattr", "listxattr",
+	};
+	if (!rec->result || strcmp(rec->result, "ok") == 0 || strcmp(rec->result, "redacted") == 0)
+		return false;
+	if (strcmp(rec->result, "readonly") == 0 && rec->op)
+		for (size_t i = 0; i < G_N_ELEMENTS(looks); i++)
+			if (strcmp(rec->op, looks[i]) == 0)
+				return false;
+	return true;
 }
 
 bool vr_audit_record_is_write(const VrAuditRecord *rec)

@@ -63,7 +63,8 @@ void vr_audit_record_clear(VrAuditRecord *rec);
 void vr_audit_record_fill(VrAuditRecord *rec);
 
 /* "Denied" in every view of the log: the result is neither "ok" nor
- * "redacted" (a redacted read succeeded, with the secrets masked). */
+ * "redacted" (a redacted read succeeded, with the secrets masked), nor
+ * "readonly" on an op that only looks (lookup, getattr, read…). */
 bool vr_audit_record_denied(const VrAuditRecord *rec);
 /* Ops that change the project (write, create, unlink, rename, setattr…), or
  * a close that wrote bytes. */
