@@ -22,6 +22,7 @@
 
 #include <glib.h>
 
+#include "audit-chain.h"
 #include "audit-json.h"
 #include "audit-read.h"
 #include "audit-summary.h"
@@ -257,49 +258,79 @@ static int open_log(const char *path, VrAuditReader **ret)
 	return err;
 }
 
-/* Reads one log through the filters into the summary or the event printer. */
+/* A log and the files rotated out of it: LOG.1 (the oldest), LOG.2, …, then
+ * LOG itself, the order the records were written in. */
+static GPtrArray *log_files(const char *path)
+{
+	GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+	if (strcmp(path, "-") != 0) {
+		for (unsigned n = 1;; n++) {
+			char *r = g_strdup_printf("%s.%u", path, n);
+			if (access(r, F_OK) != 0) {
+				g_free(r);
+				break;
+			}
+			g_ptr_array_add(files, r);
+		}
+	}
+	g_ptr_array_add(files, g_strdup(path));
+	return files;
+}
+
+/* Reads a log (with its rotated parts) through the filters into the summary
+ * or the event printer. */
 static int read_log(Options *o, const char *path)
 {
-	VrAuditReader *rd;
-	if (open_log(path, &rd) < 0)
-		return VR_EXIT_ERROR;
+	g_autoptr(GPtrArray) files = log_files(path);
 	VrAuditRecord rec;
 	vr_audit_record_init(&rec);
 	VrAuditSummary *sum = o->summary ? vr_audit_summary_new() : NULL;
 	int64_t first_us = INT64_MIN;
+	uint64_t bad = 0;
 	int status = VR_EXIT_OK, n;
 	if (!sum && !o->json && isatty(STDOUT_FILENO))
 		print_event_header();
-	while ((n = vr_audit_reader_next(rd, &rec)) != 0) {
-		if (n == -EBADMSG) {
-			report_bad_line(rd);
-			continue;
-		}
-		if (n < 0) {
-			vr_error("%s: %s", path, g_strerror(-n));
+	for (guint i = 0; i < files->len && status == VR_EXIT_OK; i++) {
+		const char *file = files->pdata[i];
+		VrAuditReader *rd;
+		if (open_log(file, &rd) < 0) {
 			status = VR_EXIT_ERROR;
 			break;
 		}
-		if (first_us == INT64_MIN)
-			first_us = rec.ts_us;
-		if (!matches(o, &rec, first_us))
-			continue;
-		if (sum)
-			vr_audit_summary_add(sum, &rec);
-		else
-			print_event(o, &rec);
+		while ((n = vr_audit_reader_next(rd, &rec)) != 0) {
+			if (n == -EBADMSG) {
+				report_bad_line(rd);
+				continue;
+			}
+			if (n < 0) {
+				vr_error("%s: %s", file, g_strerror(-n));
+				status = VR_EXIT_ERROR;
+				break;
+			}
+			if (first_us == INT64_MIN)
+				first_us = rec.ts_us;
+			if (!matches(o, &rec, first_us))
+				continue;
+			if (sum)
+				vr_audit_summary_add(sum, &rec);
+			else
+				print_event(o, &rec);
+		}
+		report_bad_total(rd);
+		bad += vr_audit_reader_bad_lines(rd);
+		vr_audit_reader_free(rd);
 	}
-	report_bad_total(rd);
 	if (sum) {
-		vr_audit_summary_set_bad_lines(sum, vr_audit_reader_bad_lines(rd));
-		if (o->json)
-			vr_audit_summary_print_json(sum, stdout);
-		else
-			vr_audit_summary_print(sum, stdout, o->limit);
+		if (status == VR_EXIT_OK) {
+			vr_audit_summary_set_bad_lines(sum, bad);
+			if (o->json)
+				vr_audit_summary_print_json(sum, stdout);
+			else
+				vr_audit_summary_print(sum, stdout, o->limit);
+		}
 		vr_audit_summary_free(sum);
 	}
 	vr_audit_record_clear(&rec);
-	vr_audit_reader_free(rd);
 	return status;
 }
 
@@ -380,34 +411,69 @@ static int follow_log(Options *o, const char *path)
 	return status;
 }
 
-static int do_verify(const Options *o, const char *path)
+static int print_verify(const Options *o, const char *path, const VrVerifyResult *res)
 {
-	VrVerifyResult res;
-	int err = vr_audit_verify_file(path, o->expect, &res);
-	if (err < 0) {
-		vr_error("cannot read %s: %s", path, g_strerror(-err));
-		return VR_EXIT_ERROR;
-	}
-	switch (res.state) {
+	switch (res->state) {
 	case VR_VERIFY_SEALED:
-		printf("%s: intact and sealed: %lu records, final hash %s\n", path, res.records, res.final_hash);
+		printf("%s: intact and sealed: %lu records, final hash %s\n", path, res->records, res->final_hash);
 		break;
 	case VR_VERIFY_UNSEALED:
 		printf("%s: unsealed: %lu records chain correctly but %s (the run was killed before "
 		       "its seal, or the tail was cut)%s%s\n",
-		       path, res.records, res.reason, res.records ? "; last hash " : "", res.final_hash);
+		       path, res->records, res->reason, res->records ? "; last hash " : "", res->final_hash);
 		break;
 	case VR_VERIFY_TAMPERED:
-		printf("%s:%lu: tampered: %s\n", path, res.bad_line, res.reason);
+		printf("%s:%lu: tampered: %s\n", path, res->bad_line, res->reason);
 		break;
 	case VR_VERIFY_NO_CHAIN:
-		printf("%s: no hash chain: %s; nothing to verify\n", path, res.reason);
+		printf("%s: no hash chain: %s; nothing to verify\n", path, res->reason);
 		break;
 	}
-	if (res.expect_mismatch)
+	if (res->expect_mismatch)
 		printf("%s: final hash %s is not the expected %s\n", path,
-		       *res.final_hash ? res.final_hash : "(none)", o->expect);
-	return vr_audit_verify_exit_code(&res);
+		       *res->final_hash ? res->final_hash : "(none)", o->expect);
+	return vr_audit_verify_exit_code(res);
+}
+
+/* Each rotated part must be an intact, unsealed chain starting where the
+ * part before it ended (the first from 64 zeros); the last part is judged
+ * as a whole log. */
+static int do_verify(const Options *o, const char *path)
+{
+	g_autoptr(GPtrArray) files = log_files(path);
+	char prev_final[65] = VR_AUDIT_CHAIN_GENESIS;
+	for (guint i = 0; i < files->len; i++) {
+		const char *file = files->pdata[i];
+		bool last = i + 1 == files->len;
+		VrVerifyResult res;
+		int err = vr_audit_verify_file(file, last ? o->expect : NULL, &res);
+		if (err < 0) {
+			vr_error("cannot read %s: %s", file, g_strerror(-err));
+			return VR_EXIT_ERROR;
+		}
+		if (res.records > 0 && strcmp(res.first_prev, prev_final) != 0 &&
+		    res.state != VR_VERIFY_NO_CHAIN && res.state != VR_VERIFY_TAMPERED) {
+			printf("%s:1: tampered: the chain does not continue from %s\n", file,
+			       i ? (const char *)files->pdata[i - 1] : "the start of the run (64 zeros)");
+			return 1;
+		}
+		if (!last) {
+			if (res.state != VR_VERIFY_UNSEALED || res.records == 0) {
+				int code = print_verify(o, file, &res);
+				if (res.state == VR_VERIFY_SEALED)
+					printf("%s: tampered: a rotated part carries the seal, yet %s follows it\n",
+					       file, (const char *)files->pdata[i + 1]);
+				return code ? code : 1;
+			}
+			memcpy(prev_final, res.final_hash, sizeof prev_final);
+			continue;
+		}
+		if (files->len > 1 && res.state == VR_VERIFY_SEALED)
+			printf("%s: %u rotated part%s chain into it\n", path, files->len - 1,
+			       files->len == 2 ? "" : "s");
+		return print_verify(o, file, &res);
+	}
+	return VR_EXIT_ERROR;
 }
 
 static int do_list(const Options *o)

@@ -20,9 +20,10 @@ vr_check "no runs: exit 125" [ "$rc" = 125 ]
 vr_check "no runs: one line that says so" [ "$(printf '%s\n' "$out" | wc -l)" = 1 ]
 vr_check "no runs: names the project" grep -q "no runs recorded for project $P" <<<"$out"
 
-# chain LOG MEMBERS... : writes a chained log, record N = {"seq":N,MEMBERS}.
+# chain LOG MEMBERS... : writes a chained log, record N = {"seq":N,MEMBERS}
+# (N from SEQ0+1, chained from PREV0: a rotated part's continuation).
 chain() {
-	local log=$1 prev=0000000000000000000000000000000000000000000000000000000000000000 n=0 m body h
+	local log=$1 prev=${PREV0:-0000000000000000000000000000000000000000000000000000000000000000} n=${SEQ0:-0} m body h
 	shift
 	: >"$log"
 	for m; do
@@ -140,6 +141,17 @@ head -n 10 "$L1" >"$T/t3.jsonl"
 vr_check "verify: cut tail is unsealed (exit 2)" [ "$rc" = 2 ] && grep -q unsealed "$T/v"
 "$VR" audit verify "$T/esc.jsonl" >/dev/null && rc=0 || rc=$?
 vr_check "verify: a log without chain says so (exit 3)" [ "$rc" = 3 ]
+
+# Rotation: LOG.1 is read before LOG, and verify follows the chain across.
+RL="$T/rot.jsonl"
+chain "$RL.1" '"ts":"2020-12-01T12:00:00Z","op":"run-start","command":"rot"' '"ts":"2020-12-01T12:00:01Z","op":"read","path":"one","result":"ok"'
+SEQ0=2 PREV0=$LAST_HASH chain "$RL" '"prev":"'"$LAST_HASH"'","ts":"2020-12-01T12:00:02Z","op":"read","path":"two","result":"ok"' '"ts":"2020-12-01T12:00:03Z","op":"run-end","exit_status":0' '"ts":"2020-12-01T12:00:03Z","op":"seal","records":4'
+vr_check "rotation: records of both parts, in order" [ "$("$VR" audit --json --op read "$RL" | grep -o '"path":"[a-z]*"' | tr '\n' ' ')" = '"path":"one" "path":"two" ' ]
+vr_check "rotation: summary over both" grep -qx 'files      read 2  written 0  created 0  deleted 0  renamed 0' <("$VR" audit "$RL")
+vr_check "rotation: verify passes across parts" "$VR" audit verify "$RL"
+mv "$RL.1" "$T/rot-first"
+"$VR" audit verify "$RL" >"$T/v" && rc=0 || rc=$?
+vr_check "rotation: a missing first part is tampering" [ "$rc" = 1 ] && grep -q "does not continue" "$T/v"
 
 # A second run; list shows both, oldest first; the default is the latest.
 L2="$DIR/r2.jsonl"
