@@ -495,21 +495,27 @@ static int do_list(const Options *o)
 		       "EVENTS", "DENIED", "WRITES", "COMMAND");
 	for (guint i = 0; i < runs->len; i++) {
 		VrStateRun *run = runs->pdata[i];
-		VrAuditReader *rd;
-		if (open_log(run->path, &rd) < 0)
-			continue;
+		g_autoptr(GPtrArray) files = log_files(run->path);
 		VrAuditRecord rec;
 		vr_audit_record_init(&rec);
 		VrAuditSummary *sum = vr_audit_summary_new();
-		int n;
-		while ((n = vr_audit_reader_next(rd, &rec)) != 0) {
-			if (n == -EBADMSG)
-				continue; /* counted; `audit RUN` names them */
-			if (n < 0)
-				break;
-			vr_audit_summary_add(sum, &rec);
+		uint64_t bad = 0;
+		for (guint f = 0; f < files->len; f++) {
+			VrAuditReader *rd;
+			if (open_log(files->pdata[f], &rd) < 0)
+				continue;
+			int n;
+			while ((n = vr_audit_reader_next(rd, &rec)) != 0) {
+				if (n == -EBADMSG)
+					continue; /* counted; `audit RUN` names them */
+				if (n < 0)
+					break;
+				vr_audit_summary_add(sum, &rec);
+			}
+			bad += vr_audit_reader_bad_lines(rd);
+			vr_audit_reader_free(rd);
 		}
-		vr_audit_summary_set_bad_lines(sum, vr_audit_reader_bad_lines(rd));
+		vr_audit_summary_set_bad_lines(sum, bad);
 		VrAuditCounts c;
 		vr_audit_summary_counts(sum, &c);
 		char start[40] = "-";
@@ -563,7 +569,6 @@ static int do_list(const Options *o)
 		}
 		vr_audit_summary_free(sum);
 		vr_audit_record_clear(&rec);
-		vr_audit_reader_free(rd);
 	}
 	return VR_EXIT_OK;
 }
