@@ -25,7 +25,56 @@ static VrFile *file_new(int fd, VrInode *inode, fuse_req_t req, bool writable)
 	f->inode = inode;
 	f->pid = fuse_req_ctx(req)->pid;
 	f->writable = writable;
+	pthread_mutex_lock(&vr_view->files_lock);
+	g_hash_table_add(vr_view->open_files, f);
+	pthread_mutex_unlock(&vr_view->files_lock);
 	return f;
+}
+
+static void file_free(VrFile *f)
+{
+	pthread_mutex_lock(&vr_view->files_lock);
+	g_hash_table_remove(vr_view->open_files, f);
+	pthread_mutex_unlock(&vr_view->files_lock);
+	close(f->fd);
+	g_free(f->redacted);
+	g_free(f);
+}
+
+static void log_close(VrFile *f)
+{
+	uint64_t nr = atomic_load(&f->bytes_read), nw = atomic_load(&f->bytes_written);
+	VrAuditLevel level = nw > 0 ? VR_AUDIT_WRITES : VR_AUDIT_OPENS;
+	if (!vr_audit_wants(level))
+		return;
+	g_autofree char *rel = vr_inode_relpath(f->inode);
+	VrAuditEvent ev = {
+		.op = "close", .path = rel, .result = f->redacted ? "redacted" : "ok",
+		.pid = f->pid, .bytes_read = (int64_t)nr, .bytes_written = (int64_t)nw,
+	};
+	vr_audit_emit(level, &ev);
+}
+
+void vr_files_init(VrView *v)
+{
+	pthread_mutex_init(&v->files_lock, NULL);
+	v->open_files = g_hash_table_new(NULL, NULL);
+	v->read_seen = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
+	                                     (GDestroyNotify)g_bytes_unref, NULL);
+}
+
+void vr_files_close_all(VrView *v)
+{
+	if (!v->open_files)
+		return;
+	GList *left = g_hash_table_get_keys(v->open_files);
+	for (GList *l = left; l; l = l->next) {
+		log_close(l->data);
+		file_free(l->data);
+	}
+	g_list_free(left);
+	g_clear_pointer(&v->open_files, g_hash_table_unref);
+	g_clear_pointer(&v->read_seen, g_hash_table_unref);
 }
 
 static void vr_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -62,8 +111,7 @@ static void vr_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (d.cls == VR_CLASS_REDACT) {
 		int r = vr_redact_load(fd, &f->redacted, &f->redacted_len);
 		if (r < 0) {
-			close(fd);
-			g_free(f);
+			file_free(f);
 			vr_refuse(req, "open", rel, d, -r);
 			return;
 		}
@@ -78,9 +126,7 @@ static void vr_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	             d.cls == VR_CLASS_REDACT ? "redacted" : "ok", d.rule, NULL);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		/* The opener was interrupted; nobody will release this. */
-		close(fd);
-		g_free(f->redacted);
-		g_free(f);
+		file_free(f);
 	}
 }
 
@@ -111,17 +157,24 @@ static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 	VrFile *f = file_new(fd, vr_inode_get(e.ino), req, true);
 	fi->fh = (uintptr_t)f;
 	vr_audit_req(req, VR_AUDIT_WRITES, "create", rel, "ok", NULL, NULL);
-	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
-		close(fd);
-		g_free(f);
-	}
+	if (fuse_reply_create(req, &e, fi) == -ENOENT)
+		file_free(f);
 }
 
+/* "reads" level: the first read of each file in the run, whatever name or
+ * inode lifetime it was read through. */
 static void note_first_read(fuse_req_t req, VrFile *f)
 {
 	if (atomic_load(&f->inode->read_logged) || atomic_exchange(&f->inode->read_logged, true))
 		return;
 	if (!vr_audit_wants(VR_AUDIT_READS))
+		return;
+	struct { dev_t dev; ino_t ino; } key = {f->inode->dev, f->inode->ino};
+	GBytes *k = g_bytes_new(&key, sizeof key);
+	pthread_mutex_lock(&vr_view->files_lock);
+	bool first = g_hash_table_add(vr_view->read_seen, k);
+	pthread_mutex_unlock(&vr_view->files_lock);
+	if (!first)
 		return;
 	g_autofree char *rel = vr_inode_relpath(f->inode);
 	VrDecision d = vr_inode_decision(f->inode);
@@ -184,19 +237,8 @@ static void vr_ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 static void vr_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	VrFile *f = file_of(fi);
-	uint64_t nr = atomic_load(&f->bytes_read), nw = atomic_load(&f->bytes_written);
-	VrAuditLevel level = nw > 0 ? VR_AUDIT_WRITES : VR_AUDIT_OPENS;
-	if (vr_audit_wants(level)) {
-		g_autofree char *rel = vr_inode_relpath(f->inode);
-		VrAuditEvent ev = {
-			.op = "close", .path = rel, .result = f->redacted ? "redacted" : "ok",
-			.pid = f->pid, .bytes_read = (int64_t)nr, .bytes_written = (int64_t)nw,
-		};
-		vr_audit_emit(level, &ev);
-	}
-	close(f->fd);
-	g_free(f->redacted);
-	g_free(f);
+	log_close(f);
+	file_free(f);
 	fuse_reply_err(req, 0);
 }
 

@@ -57,6 +57,9 @@ typedef struct VrView {
 	pthread_mutex_t table_lock; /* guards the table and every inode's nlookup/relpath/decision */
 	GHashTable *table;          /* VrInode* keyed by itself (dev, ino hash) */
 	atomic_uint_fast64_t n_lookups;
+	pthread_mutex_t files_lock; /* guards open_files and read_seen */
+	GHashTable *open_files;     /* VrFile*: closed at unmount if the kernel did not release them */
+	GHashTable *read_seen;      /* (dev, ino) already logged as read in this run */
 } VrView;
 
 extern VrView *vr_view;
@@ -96,6 +99,11 @@ bool vr_name_ok(const char *name);
 /* Refuses (replying) unless a new entry may be made under that name. */
 bool vr_new_name_allowed(fuse_req_t req, const char *op, VrInode *parent, const char *name,
                          bool is_dir, char **ret_rel);
+
+/* ops-file.c: at the end of a run, log and close what is still open
+ * (the kernel's RELEASE is asynchronous and may not arrive before exit). */
+void vr_files_init(VrView *v);
+void vr_files_close_all(VrView *v);
 
 /* ops-*.c fill their part of the table. */
 void vr_ops_dir(struct fuse_lowlevel_ops *ops);

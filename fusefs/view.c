@@ -126,6 +126,7 @@ int vr_view_run(const VrViewOptions *opts)
 	v.root.relpath = g_strdup("");
 	v.root.decision = vr_policy_decide(v.policy, "", TRUE);
 	vr_inode_table_init(&v);
+	vr_files_init(&v);
 	g_hash_table_add(v.table, &v.root);
 
 	run_id = opts->run_id ? g_strdup(opts->run_id) : make_run_id();
@@ -150,6 +151,7 @@ int vr_view_run(const VrViewOptions *opts)
 	char *argv[] = {(char *)"vault-run", (char *)"-o", mount_opts, NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
 	v.se = fuse_session_new(&args, &ops, sizeof ops, NULL);
+	fuse_opt_free_args(&args);
 	if (!v.se) {
 		ret = vr_log_errno(EINVAL, "cannot start the FUSE session");
 		goto out_audit;
@@ -187,8 +189,10 @@ out_signals:
 out_session:
 	fuse_session_destroy(v.se);
 out_audit:
+	vr_files_close_all(&v); /* before the writer stops: their close events */
 	vr_audit_stop();
 out_table:
+	vr_files_close_all(&v);
 	vr_inode_table_free(&v);
 	g_free(v.root.relpath);
 	close(rootfd);

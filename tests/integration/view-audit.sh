@@ -75,4 +75,4 @@ vr_check "all: opens are logged" grep -q '"op":"open","path":"README.md"' "$L"
 rc=0; "$VR" mount --audit-level loud "$P" "$M" 2>"$T/bad.err" || rc=$?
 vr_check "a bad level exits 125" test "$rc" = 125
 vr_check "with one line naming it" sh -c "test \$(wc -l <'$T/bad.err') = 1 && grep -q loud '$T/bad.err'"
-vr_done
+view_done

@@ -76,4 +76,4 @@ vr_check "df/statfs" df "$M" >/dev/null
 
 vr_unmount
 vr_check "unmounted after SIGTERM" sh -c "! grep -q ' $M ' /proc/self/mountinfo"
-vr_done
+view_done

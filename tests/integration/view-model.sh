@@ -4,6 +4,7 @@
 # and the two trees must end up the same (names, types, modes, sizes,
 # content, link targets).
 . "$(dirname "$0")/../lib/libtest.sh"
+. "$(dirname "$0")/../lib/view-lib.sh"
 vr_require_fuse
 [ -x "$VR_BIN/view-model" ] || vr_fail "view-model helper is not built"
 
@@ -22,4 +23,4 @@ vr_unmount
 # both sides alike before comparing content.
 chmod -R u+rwX "$P" "$N"
 vr_check "same content" diff -r --no-dereference "$P" "$N"
-vr_done
+view_done

@@ -162,4 +162,4 @@ expect EACCES creat "$M/.Env"
 run_ops
 vr_check_not "case-insensitive: readdir hides .ENV" sh -c "ls -a '$M' | grep -qx .ENV"
 vr_unmount
-vr_done
+view_done

@@ -35,4 +35,4 @@ echo "daemon lookups: ${lookups:-none}"
 vr_check "the daemon served at least 10^4 lookups" test "${lookups:-0}" -ge 10000
 vr_check "the host canary is unchanged" test "$(sha256sum <"$C/f")" = "$canary_sum"
 vr_check "the real f is unchanged" sh -c "grep -qx real '$P/d/f' || grep -qx real '$P/s/f'"
-vr_done
+view_done

@@ -33,3 +33,12 @@ view_wait_grep() {
 	done
 	return 1
 }
+
+# view_done — vr_done, showing the daemon's stderr first when a check failed.
+view_done() {
+	if [ "$vr_failures" -ne 0 ] && [ -s "$T/mount.err" ]; then
+		echo "--- vault-run mount stderr (last 40 lines) ---"
+		tail -n 40 "$T/mount.err"
+	fi
+	vr_done
+}
