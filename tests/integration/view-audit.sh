@@ -37,7 +37,10 @@ PY
 # --- default level (reads) ---
 vr_mount "$P" "$M" --audit "$T/reads.jsonl" || vr_skip "cannot mount a FUSE view here"
 session
+exec 8>>"$M/held.txt"   # still open at SIGTERM: the kernel will not release it in time
+printf 'ab' >&8
 vr_unmount   # SIGTERM: the writer must drain before exit
+exec 8>&-
 L="$T/reads.jsonl"
 cat "$L"
 vr_check "every line is valid JSON with the schema" schema_ok "$L"
@@ -47,6 +50,7 @@ vr_check "the read-only refusal is logged" grep -q '"path":".git/config","result
 vr_check "refusals carry the process" grep -q '"result":"hidden".*"pid":[0-9]*,"comm":"cat"' "$L"
 vr_check "the first read is logged once" test "$(grep -c '"op":"read","path":"README.md"' "$L")" = 1
 vr_check "the write is logged at close with its byte count" grep -q '"op":"close","path":"written.txt".*"bytes_written":10' "$L"
+vr_check "a file open at SIGTERM still gets its close event" grep -q '"op":"close","path":"held.txt".*"bytes_written":2' "$L"
 vr_check "create is logged" grep -q '"op":"create","path":"written.txt","result":"ok"' "$L"
 vr_check_not "plain opens are not logged at reads" grep -q '"op":"open","path":"README.md"' "$L"
 vr_check_not "lookups of visible names are not logged at reads" grep -q '"op":"lookup","path":"src"' "$L"
