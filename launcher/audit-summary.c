@@ -42,6 +42,7 @@ struct VrAuditSummary {
 	GHashTable *denials;  /* "rule\0path" key → Denied */
 	GHashTable *conns;    /* "host\0port\0result" → Conn */
 	GHashTable *procs;    /* comm → Proc */
+	GString *scratch;     /* lookup keys, reused */
 };
 
 static void denied_free(gpointer p)
@@ -88,6 +89,7 @@ VrAuditSummary *vr_audit_summary_new(void)
 	s->denials = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, denied_free);
 	s->conns = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, conn_free);
 	s->procs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, proc_free);
+	s->scratch = g_string_new(NULL);
 	return s;
 }
 
@@ -106,6 +108,7 @@ void vr_audit_summary_free(VrAuditSummary *s)
 	g_hash_table_unref(s->denials);
 	g_hash_table_unref(s->conns);
 	g_hash_table_unref(s->procs);
+	g_string_free(s->scratch, TRUE);
 	g_free(s);
 }
 
@@ -136,26 +139,37 @@ static void set_add(GHashTable *set, const char *path)
 static void add_denied(VrAuditSummary *s, const VrAuditRecord *r)
 {
 	const char *src = vr_json_get_string(&r->obj, "rule_source");
-	g_autofree char *rule = r->rule ? (src && *src ? g_strdup_printf("%s (%s)", r->rule, src)
-	                                               : g_strdup(r->rule))
-	                                : g_strdup("");
 	const char *path = r->path ? r->path : "";
-	g_autofree char *key = g_strconcat(rule, "\x1f", path, NULL);
-	Denied *d = g_hash_table_lookup(s->denials, key);
+	/* The key is built in a reused buffer: a log of a million refusals
+	 * costs no allocation per line. */
+	GString *k = s->scratch;
+	g_string_truncate(k, 0);
+	if (r->rule) {
+		g_string_append(k, r->rule);
+		if (src && *src)
+			g_string_append_printf(k, " (%s)", src);
+	}
+	size_t rule_len = k->len;
+	g_string_append_c(k, '\x1f');
+	g_string_append(k, path);
+	Denied *d = g_hash_table_lookup(s->denials, k->str);
 	if (!d) {
 		d = g_new0(Denied, 1);
 		d->op = g_strdup(r->op ? r->op : "?");
 		d->result = g_strdup(r->result);
-		d->rule = g_steal_pointer(&rule);
+		d->rule = g_strndup(k->str, rule_len);
 		d->path = g_strdup(path);
-		g_hash_table_insert(s->denials, g_steal_pointer(&key), d);
+		g_hash_table_insert(s->denials, g_strdup(k->str), d);
 	} else if (r->op) {
 		/* Keep the distinct ops that hit this (rule, path), in order. */
-		g_auto(GStrv) ops = g_strsplit(d->op, ",", -1);
-		if (!g_strv_contains((const char *const *)ops, r->op) && strlen(d->op) < 64) {
-			char *n = g_strconcat(d->op, ",", r->op, NULL);
+		size_t n = strlen(r->op);
+		bool seen = false;
+		for (const char *p = d->op; p && !seen; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+			seen = strncmp(p, r->op, n) == 0 && (p[n] == ',' || p[n] == '\0');
+		if (!seen && strlen(d->op) < 64) {
+			char *joined = g_strconcat(d->op, ",", r->op, NULL);
 			g_free(d->op);
-			d->op = n;
+			d->op = joined;
 		}
 	}
 	d->count++;
@@ -169,14 +183,16 @@ static void add_conn(VrAuditSummary *s, const VrAuditRecord *r)
 		s->conn_allowed++;
 	else
 		s->conn_denied++;
-	g_autofree char *key = g_strdup_printf("%s\x1f%" PRId64 "\x1f%s", r->host ? r->host : "", r->port, result);
-	Conn *c = g_hash_table_lookup(s->conns, key);
+	GString *k = s->scratch;
+	g_string_truncate(k, 0);
+	g_string_append_printf(k, "%s\x1f%" PRId64 "\x1f%s", r->host ? r->host : "", r->port, result);
+	Conn *c = g_hash_table_lookup(s->conns, k->str);
 	if (!c) {
 		c = g_new0(Conn, 1);
 		c->host = g_strdup(r->host ? r->host : "");
 		c->port = r->port;
 		c->result = g_strdup(result);
-		g_hash_table_insert(s->conns, g_steal_pointer(&key), c);
+		g_hash_table_insert(s->conns, g_strdup(k->str), c);
 	}
 	c->count++;
 }
