@@ -76,4 +76,24 @@ vr_check "df/statfs" df "$M" >/dev/null
 
 vr_unmount
 vr_check "unmounted after SIGTERM" sh -c "! grep -q ' $M ' /proc/self/mountinfo"
+
+# Mounted over the project itself (what the sandbox does): the daemon keeps
+# the real directory through the fd it opened before mounting.
+vr_mount "$P" "$P" || vr_fail "mount over the project"
+vr_check_not "over the project: .env is hidden" test -e "$P/.env"
+echo over >"$P/over.txt"
+vr_unmount
+vr_check "over the project: writes reached the real directory" grep -qx over "$P/over.txt"
+vr_check "over the project: .env is back after unmount" test -s "$P/.env"
+# --allow-other: another uid gets in, but only as far as the modes let it
+# (default_permissions), although the daemon itself runs as root.
+if vr_is_host_root && command -v setpriv >/dev/null; then
+	chmod 0755 "$T" "$P"
+	vr_mount "$P" "$M" --allow-other || vr_fail "mount with --allow-other"
+	as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+	vr_check "another uid can read a 0644 file" as_nobody cat "$M/README.md" >/dev/null
+	vr_check_not "another uid cannot write it" as_nobody sh -c "echo x >>'$M/README.md'" 2>/dev/null
+	vr_check_not "another uid cannot see .env either" as_nobody test -e "$M/.env"
+	vr_unmount
+fi
 view_done
