@@ -39,9 +39,10 @@ static void raise_nofile(void)
 
 static void vr_ll_init(void *userdata, struct fuse_conn_info *conn)
 {
-	/* Reads are spliced from the host file (fuse_reply_data). Writes are
-	 * copied: splice for writes measured no faster for the small writes
-	 * editors and compilers make (docs/PERFORMANCE.md). */
+	/* Read replies are spliced from the host file to /dev/fuse
+	 * (fuse_reply_data). Write requests are read into a buffer and copied:
+	 * splicing them (FUSE_CAP_SPLICE_READ) is not measured yet, so it
+	 * stays off until bench/ shows it helps. */
 	if (conn->capable & FUSE_CAP_SPLICE_MOVE)
 		conn->want |= FUSE_CAP_SPLICE_MOVE;
 	if (conn->capable & FUSE_CAP_SPLICE_WRITE)

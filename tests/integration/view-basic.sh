@@ -91,7 +91,7 @@ if vr_is_host_root && command -v setpriv >/dev/null; then
 	chmod 0755 "$T" "$P"
 	vr_mount "$P" "$M" --allow-other || vr_fail "mount with --allow-other"
 	as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-	vr_check "another uid can read a 0644 file" as_nobody cat "$M/README.md" >/dev/null
+	vr_check "another uid can read a 0644 file" as_nobody sh -c "cat '$M/README.md' >/dev/null"
 	vr_check_not "another uid cannot write it" as_nobody sh -c "echo x >>'$M/README.md'" 2>/dev/null
 	vr_check_not "another uid cannot see .env either" as_nobody test -e "$M/.env"
 	vr_unmount
