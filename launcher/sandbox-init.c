@@ -120,8 +120,14 @@ void vr_sandbox_main(const VrSandboxSpec *spec)
 	if (child == 0)
 		run_child(spec);
 
-	/* Pid 1 keeps nothing it does not need either. */
+	/* Pid 1 keeps nothing it does not need either. Under the agent's ids
+	 * it can still signal COMMAND without CAP_KILL. */
 	vr_sandbox_drop_bounding();
+	if (spec->switch_uid && (setgroups(0, NULL) < 0 || setresgid(spec->agent_gid, spec->agent_gid, spec->agent_gid) < 0 ||
+	                         setresuid(spec->agent_uid, spec->agent_uid, spec->agent_uid) < 0))
+		vr_die(VR_EXIT_ERROR, "pid 1 cannot switch to uid %u: %s", (unsigned)spec->agent_uid, strerror(errno));
+	/* setresuid made us dumpable again; /proc/1 stays closed to COMMAND */
+	prctl(PR_SET_DUMPABLE, 0);
 	vr_sandbox_drop_caps();
 	vr_close_from(3);
 
