@@ -195,16 +195,29 @@ static void print_plan(const VrRunPlan *plan, const OpList *l, char **envp, cons
 	printf("\n");
 }
 
-/* Waits for pid with a deadline; SIGKILL after it. */
+/* Waits for pid with a deadline; SIGKILL after it. A pidfd makes the wait
+ * wake the moment the child ends (a sleep loop cost ~50 ms per run). */
 static int wait_deadline(pid_t pid, int seconds)
 {
 	int st = 0;
-	for (int i = 0; i < seconds * 20; i++) {
-		pid_t r = waitpid(pid, &st, WNOHANG);
-		if (r == pid || (r < 0 && errno == ECHILD))
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pfd >= 0) {
+		struct pollfd p = {pfd, POLLIN, 0};
+		int r;
+		do
+			r = poll(&p, 1, seconds * 1000);
+		while (r < 0 && errno == EINTR);
+		close(pfd);
+		if (r > 0 && waitpid(pid, &st, 0) == pid)
 			return st;
-		struct timespec ts = {0, 50 * 1000 * 1000};
-		nanosleep(&ts, NULL);
+	} else {
+		for (int i = 0; i < seconds * 200; i++) {
+			pid_t r = waitpid(pid, &st, WNOHANG);
+			if (r == pid || (r < 0 && errno == ECHILD))
+				return st;
+			struct timespec ts = {0, 5 * 1000 * 1000};
+			nanosleep(&ts, NULL);
+		}
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
