@@ -31,3 +31,14 @@ int vr_sandbox_drop_caps(void)
 		return -errno;
 	return 0;
 }
+
+int vr_sandbox_keep_only_kill(void)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {{0}};
+	/* a subset of what we hold: the kernel keeps pdeath_signal and dumpable */
+	data[0].effective = data[0].permitted = 1u << CAP_KILL;
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return -errno;
+	return 0;
+}

@@ -120,15 +120,12 @@ void vr_sandbox_main(const VrSandboxSpec *spec)
 	if (child == 0)
 		run_child(spec);
 
-	/* Pid 1 keeps nothing it does not need either. Under the agent's ids
-	 * it can still signal COMMAND without CAP_KILL. */
+	/* Pid 1 keeps nothing it does not need either, except CAP_KILL: as
+	 * host root COMMAND runs under another uid, and forwarding a signal to
+	 * it needs that. Not setresuid: a credential change would clear
+	 * PR_SET_PDEATHSIG and make pid 1 dumpable again. */
 	vr_sandbox_drop_bounding();
-	if (spec->switch_uid && (setgroups(0, NULL) < 0 || setresgid(spec->agent_gid, spec->agent_gid, spec->agent_gid) < 0 ||
-	                         setresuid(spec->agent_uid, spec->agent_uid, spec->agent_uid) < 0))
-		vr_die(VR_EXIT_ERROR, "pid 1 cannot switch to uid %u: %s", (unsigned)spec->agent_uid, strerror(errno));
-	/* setresuid made us dumpable again; /proc/1 stays closed to COMMAND */
-	prctl(PR_SET_DUMPABLE, 0);
-	vr_sandbox_drop_caps();
+	vr_sandbox_keep_only_kill();
 	vr_close_from(3);
 
 	for (;;) {

@@ -60,5 +60,7 @@ _Noreturn void vr_sandbox_main(const VrSandboxSpec *spec);
  * optionally switch to the agent's ids first. 0 or -errno. */
 int vr_sandbox_drop_bounding(void);
 int vr_sandbox_drop_caps(void);
+/* Every set empty but CAP_KILL in permitted+effective (for pid 1). */
+int vr_sandbox_keep_only_kill(void);
 /* sandbox-seccomp.c: load the filter (native + compat ABIs). 0 or -errno. */
 int vr_sandbox_load_seccomp(bool allow_userns);

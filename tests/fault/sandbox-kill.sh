@@ -66,6 +66,8 @@ scenario() {
 		test -z "$(vr_mounts_under "$P")"
 	vr_check "$target killed: the project is usable on the host" test "$(cat "$P/Makefile")" = keep
 	vr_check "$target killed: a file written and closed before is intact" test "$(cat "$P/written.txt")" = data
+	# A leftover would hold the test's output open and hang the runner.
+	kill -9 "$sup" "$pid1" "$daemon" "$cmd" 2>/dev/null || true
 }
 
 scenario command 137
