@@ -243,6 +243,9 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConf
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() != supervisor)
 			_exit(1);
+		/* Out of the terminal's process group: ^C and ^Z are for the
+		 * agent; a ^C here would unmount the view under it. */
+		setpgid(0, 0);
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
@@ -265,6 +268,7 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConf
 		o.foreground_signals = true;
 		_exit(vr_view_run(&o) < 0 ? 1 : 0);
 	}
+	setpgid(pid, pid); /* either side may run first */
 	close(ready[1]);
 	char buf[16] = "";
 	ssize_t n = vr_read_all(ready[0], buf, sizeof buf - 1);
