@@ -63,6 +63,11 @@ printf 'API_KEY="k 1"\nOTHER=o\n' >"$T/keys.env"
 vr_check "--env-file FILE:VAR injects that variable" \
 	test "$(run --env-file "$T/keys.env:API_KEY" -- sh -c 'echo "$API_KEY/${OTHER:-unset}"')" = "k 1/unset"
 vr_check "--env-file FILE injects all" test "$(run --env-file "$T/keys.env" -- sh -c 'echo $OTHER')" = o
+# --rootfs: another root file system's /etc instead of the host's.
+mkdir -p "$T/rootfs/etc"
+echo other-distro >"$T/rootfs/etc/issue"
+for l in bin lib lib64; do ln -s "usr/$l" "$T/rootfs/$l"; done
+vr_check "--rootfs replaces /etc" test "$(run --rootfs "$T/rootfs" --ro-bind /usr /usr -- sh -c 'cat /etc/issue; ls /etc | wc -l')" = "$(printf 'other-distro\n1')"
 vr_check "--dry-run prints the plan" grep -q '^bind' <(run --dry-run -- true)
 vr_check "--help fits a screen" test "$("$VR" --help | wc -l)" -le 25
 vr_done
