@@ -8,3 +8,4 @@ int vr_cmd_policy(int argc, char **argv);   /* vault-run policy explain|show */
 int vr_cmd_audit(int argc, char **argv);    /* vault-run audit [LOG|RUN] */
 int vr_cmd_scan(int argc, char **argv);     /* vault-run scan PATH... */
 int vr_cmd_proxy(int argc, char **argv);    /* vault-run proxy: the network proxy on its own (debugging, tests) */
+int vr_cmd_profiles(int argc, char **argv); /* vault-run profiles [NAME] */

@@ -15,6 +15,7 @@ static const struct {
 	{"audit", vr_cmd_audit},
 	{"scan", vr_cmd_scan},
 	{"proxy", vr_cmd_proxy},
+	{"profiles", vr_cmd_profiles},
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,16 @@
+# aider — pip/pipx package aider-chat.
+[profile]
+description = aider pair programmer
+commands = aider
+toolchains = git;python
+
+[paths]
+ro = ~/.local/bin/aider;~/.local/share/pipx/venvs/aider-chat;~/.local/pipx/venvs/aider-chat;~/.aider.conf.yml
+rw = ~/.aider
+create = ~/.aider
+
+[env]
+allow = AIDER_*;OPENAI_API_KEY;ANTHROPIC_API_KEY;OPENROUTER_API_KEY;GEMINI_API_KEY;DEEPSEEK_API_KEY
+
+[net]
+allow = api.openai.com;api.anthropic.com;openrouter.ai;generativelanguage.googleapis.com;api.deepseek.com;pypi.org;files.pythonhosted.org

@@ -1,0 +1,18 @@
+# OpenAI Codex CLI — npm package @openai/codex.
+[profile]
+description = OpenAI Codex CLI
+commands = codex
+toolchains = git;node
+
+[paths]
+ro = ~/.npm-global/lib/node_modules/@openai/codex
+rw = ~/.codex
+create = ~/.codex
+# config.toml names MCP servers and commands the host will run.
+ro-inside = ~/.codex/config.toml;~/.codex/prompts
+
+[env]
+allow = OPENAI_*;CODEX_*
+
+[net]
+allow = api.openai.com;chatgpt.com;*.openai.com;registry.npmjs.org

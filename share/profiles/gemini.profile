@@ -1,0 +1,17 @@
+# Google Gemini CLI — npm package @google/gemini-cli.
+[profile]
+description = Google Gemini CLI
+commands = gemini
+toolchains = git;node
+
+[paths]
+ro = ~/.npm-global/lib/node_modules/@google/gemini-cli
+rw = ~/.gemini
+create = ~/.gemini
+ro-inside = ~/.gemini/settings.json;~/.gemini/extensions;~/.gemini/commands
+
+[env]
+allow = GEMINI_API_KEY;GOOGLE_API_KEY;GOOGLE_CLOUD_PROJECT;GOOGLE_GENAI_USE_VERTEXAI
+
+[net]
+allow = generativelanguage.googleapis.com;*.googleapis.com;oauth2.googleapis.com;registry.npmjs.org

@@ -1,0 +1,19 @@
+# OpenCode (https://opencode.ai) — npm package opencode-ai or the install script.
+[profile]
+description = OpenCode coding agent
+commands = opencode
+toolchains = git;node
+
+[paths]
+# The binary and its self-updating install directory: the host runs them later.
+ro = ~/.opencode/bin;~/.npm-global/lib/node_modules/opencode-ai;~/.config/opencode/opencode.json;~/.config/opencode/opencode.jsonc;~/.config/opencode/plugin;~/.config/opencode/agent;~/.config/opencode/command
+# Sessions, its database, logs and caches: what opencode writes while it works.
+rw = ~/.local/share/opencode;~/.local/state/opencode;~/.cache/opencode
+# opencode creates these itself on first start.
+create = ~/.local/share/opencode;~/.local/state/opencode;~/.cache/opencode
+
+[env]
+allow = OPENCODE_*;ANTHROPIC_API_KEY;OPENAI_API_KEY;OPENROUTER_API_KEY;GEMINI_API_KEY;GOOGLE_GENERATIVE_AI_API_KEY;GROQ_API_KEY;XAI_API_KEY;DEEPSEEK_API_KEY
+
+[net]
+allow = opencode.ai;*.opencode.ai;models.dev;api.anthropic.com;api.openai.com;openrouter.ai;generativelanguage.googleapis.com;api.groq.com;api.x.ai;api.deepseek.com;registry.npmjs.org
