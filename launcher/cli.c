@@ -15,7 +15,7 @@ typedef enum {
 	OPT_CHDIR, OPT_HOSTNAME, OPT_UNSHARE_NET, OPT_SHARE_NET, OPT_NEW_SESSION,
 	OPT_DIE_WITH_PARENT, OPT_ROOTFS, OPT_ALLOW_USERNS, OPT_JSON_STATUS_FD, OPT_TIMEOUT,
 	OPT_AUDIT, OPT_AUDIT_LEVEL, OPT_POLICY, OPT_HIDE, OPT_READONLY, OPT_REDACT, OPT_SHOW,
-	OPT_DRY_RUN, OPT_VERBOSE, OPT_HELP, OPT_VERSION,
+	OPT_DRY_RUN, OPT_VERBOSE, OPT_PROFILE, OPT_QUIET, OPT_HELP, OPT_VERSION,
 	/* accepted for bwrap compatibility; vault-run always does these */
 	OPT_UNSHARE_ALL, OPT_UNSHARE_OTHER,
 } OptId;
@@ -28,6 +28,8 @@ static const struct {
 	{"--project", OPT_PROJECT, 1},
 	{"--mount-at", OPT_MOUNT_AT, 1},
 	{"--net", OPT_NET, 1},
+	{"--profile", OPT_PROFILE, 1},
+	{"--quiet", OPT_QUIET, 0},
 	{"--env-allow", OPT_ENV_ALLOW, 1},
 	{"--setenv", OPT_SETENV, 2},
 	{"--unsetenv", OPT_UNSETENV, 1},
@@ -99,6 +101,7 @@ VrRunPlan *vr_run_plan_new(void)
 {
 	VrRunPlan *plan = g_new0(VrRunPlan, 1);
 	plan->env_allow = g_ptr_array_new_with_free_func(g_free);
+	plan->net_allow = g_ptr_array_new_with_free_func(g_free);
 	plan->env_ops = g_array_new(FALSE, TRUE, sizeof(VrEnvOp));
 	g_array_set_clear_func(plan->env_ops, env_op_clear);
 	plan->mounts = g_array_new(FALSE, TRUE, sizeof(VrUserMount));
@@ -116,6 +119,8 @@ void vr_run_plan_free(VrRunPlan *plan)
 	g_free(plan->project);
 	g_free(plan->mount_at);
 	g_ptr_array_unref(plan->env_allow);
+	g_ptr_array_unref(plan->net_allow);
+	g_free(plan->profile);
 	g_array_unref(plan->env_ops);
 	g_array_unref(plan->mounts);
 	g_array_unref(plan->rules);
@@ -180,9 +185,22 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 			plan->net = VR_NET_NONE;
 		else if (strcmp(a[0], "host") == 0)
 			plan->net = VR_NET_HOST;
-		else
-			return bad_value(error, name, a[0], "'none' or 'host'");
+		else if (strcmp(a[0], "allow-private") == 0)
+			plan->net_allow_private = TRUE;
+		else if (g_str_has_prefix(a[0], "allow=") && a[0][6]) {
+			/* Repeatable: each --net allow= adds its patterns. */
+			g_auto(GStrv) items = g_strsplit(a[0] + 6, ",", -1);
+			for (char **it = items; *it; it++)
+				if (**it)
+					g_ptr_array_add(plan->net_allow, g_strdup(*it));
+			plan->net = VR_NET_ALLOW;
+		} else
+			return bad_value(error, name, a[0], "'none', 'host', 'allow=DOMAIN[,DOMAIN...]' or 'allow-private'");
 		break;
+	case OPT_PROFILE:
+		set_str(&plan->profile, a[0]);
+		break;
+	case OPT_QUIET: plan->quiet = TRUE; break;
 	case OPT_UNSHARE_NET: plan->net = VR_NET_NONE; break;
 	case OPT_SHARE_NET: plan->net = VR_NET_HOST; break;
 	case OPT_ENV_ALLOW: g_ptr_array_add(plan->env_allow, g_strdup(a[0])); break;
@@ -341,18 +359,21 @@ gboolean vr_cli_parse(VrRunPlan *plan, int argc, char **argv, GError **error)
 void vr_cli_print_help(FILE *out)
 {
 	fputs("usage: vault-run [OPTIONS] [--] COMMAND [ARG...]\n"
-	      "       vault-run mount|policy|audit|scan ...\n"
+	      "       vault-run mount|policy|audit|scan|profiles ...\n"
 	      "Runs COMMAND in a sandbox that sees the project through a view without its secrets.\n"
 	      "  --project DIR        project directory (default: .)\n"
 	      "  --mount-at PATH      where the project appears inside (default: its host path)\n"
-	      "  --net none|host      network: own empty namespace (default) or the host's\n"
+	      "  --profile NAME|none  harness profile (default: chosen by COMMAND's name)\n"
+	      "  --net none|host|allow=DOMAINS|allow-private   network: own empty namespace\n"
+	      "                       (default; with a profile: allow= its domains), the host's,\n"
+	      "                       or a filtering proxy for the listed domains\n"
 	      "  --env-allow GLOB     pass host variables matching GLOB (default: PATH HOME TERM\n"
 	      "                       LANG LC_* USER SHELL TZ COLORTERM)\n"
 	      "  --setenv N V, --unsetenv N, --clearenv   edit the environment\n"
 	      "  --env-file FILE[:VAR,...]  inject variables of a dotenv file read outside\n"
 	      "  --hide/--readonly/--redact/--show PATTERN   add a policy rule\n"
 	      "  --policy FILE, --audit FILE|-, --audit-level denied|writes|reads|opens|all\n"
-	      "  --timeout SECONDS, --json-status-fd FD, --allow-userns, --dry-run, -v\n"
+	      "  --timeout SECONDS, --json-status-fd FD, --allow-userns, --dry-run, --quiet, -v\n"
 	      "bubblewrap options: --ro-bind[-try] SRC DEST, --bind[-try] SRC DEST, --dev-bind SRC DEST,\n"
 	      "  --tmpfs DEST, --dir DEST, --symlink TARGET DEST, --proc DEST, --dev DEST, --chdir DIR,\n"
 	      "  --hostname NAME, --unshare-net, --share-net, --new-session, --die-with-parent,\n"

@@ -17,7 +17,12 @@ typedef enum {
 	VR_CLI_ERROR_NO_COMMAND,
 } VrCliError;
 
-typedef enum { VR_NET_DEFAULT = 0, VR_NET_NONE, VR_NET_HOST } VrNetMode;
+typedef enum {
+	VR_NET_DEFAULT = 0, /* none, or the profile's domains when a profile applies */
+	VR_NET_NONE,        /* own namespace, loopback only */
+	VR_NET_HOST,        /* the host's network */
+	VR_NET_ALLOW,       /* own namespace + the filtering proxy for net_allow */
+} VrNetMode;
 
 typedef enum {
 	VR_ENV_SET,    /* name=value */
@@ -50,6 +55,10 @@ typedef struct {
 	char *project;          /* NULL: the current directory */
 	char *mount_at;         /* NULL: the project's absolute host path */
 	VrNetMode net;
+	GPtrArray *net_allow;   /* domain patterns (char *) for VR_NET_ALLOW */
+	gboolean net_allow_private; /* let allowed names resolve to private addresses */
+	char *profile;          /* --profile NAME; "none" turns profiles off; NULL: by COMMAND */
+	gboolean quiet;         /* no summary line at the end */
 	GPtrArray *env_allow;   /* globs (char *) added to the default allow-list */
 	GArray *env_ops;        /* VrEnvOp, in command-line order */
 	GArray *mounts;         /* VrUserMount, in command-line order */

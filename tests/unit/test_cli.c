@@ -39,6 +39,26 @@ static void test_basic(void **state)
 	assert_null(p->command[3]);
 }
 
+static void test_net_allow_profile_quiet(void **state)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(VrRunPlan) p = parse(&error, "--net", "allow=a.example,*.b.example", "--net",
+	                               "allow=c.example:443", "--net", "allow-private",
+	                               "--profile", "opencode", "--quiet", "true", NULL);
+	assert_non_null(p);
+	assert_int_equal(p->net, VR_NET_ALLOW);
+	assert_int_equal(p->net_allow->len, 3);
+	assert_string_equal(p->net_allow->pdata[1], "*.b.example");
+	assert_string_equal(p->net_allow->pdata[2], "c.example:443");
+	assert_true(p->net_allow_private);
+	assert_string_equal(p->profile, "opencode");
+	assert_true(p->quiet);
+
+	g_autoptr(GError) e2 = NULL;
+	assert_null(parse(&e2, "--net", "allow=", "true", NULL));
+	assert_non_null(strstr(e2->message, "allow=DOMAIN"));
+}
+
 static void test_command_without_dashdash(void **state)
 {
 	g_autoptr(GError) error = NULL;
@@ -190,6 +210,7 @@ int main(void)
 		cmocka_unit_test(test_help_version_inline),
 		cmocka_unit_test(test_env_file_spec),
 		cmocka_unit_test(test_env_build),
+		cmocka_unit_test(test_net_allow_profile_quiet),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
