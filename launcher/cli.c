@@ -97,11 +97,20 @@ static void cli_rule_clear(gpointer p)
 	g_free(((VrCliRule *)p)->pattern);
 }
 
+static void guarded_dir_free(gpointer p)
+{
+	VrGuardedDir *g = p;
+	g_free(g->dir);
+	g_ptr_array_unref(g->readonly);
+	g_free(g);
+}
+
 VrRunPlan *vr_run_plan_new(void)
 {
 	VrRunPlan *plan = g_new0(VrRunPlan, 1);
 	plan->env_allow = g_ptr_array_new_with_free_func(g_free);
 	plan->net_allow = g_ptr_array_new_with_free_func(g_free);
+	plan->guarded_dirs = g_ptr_array_new_with_free_func(guarded_dir_free);
 	plan->env_ops = g_array_new(FALSE, TRUE, sizeof(VrEnvOp));
 	g_array_set_clear_func(plan->env_ops, env_op_clear);
 	plan->mounts = g_array_new(FALSE, TRUE, sizeof(VrUserMount));
@@ -120,6 +129,7 @@ void vr_run_plan_free(VrRunPlan *plan)
 	g_free(plan->mount_at);
 	g_ptr_array_unref(plan->env_allow);
 	g_ptr_array_unref(plan->net_allow);
+	g_ptr_array_unref(plan->guarded_dirs);
 	g_free(plan->profile);
 	g_array_unref(plan->env_ops);
 	g_array_unref(plan->mounts);

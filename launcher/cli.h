@@ -51,6 +51,14 @@ typedef struct {
 	char *pattern;
 } VrCliRule;
 
+/* A host directory bound read-write for a harness (e.g. ~/.claude) whose
+ * settings inside must stay read-only: served through a view of its own
+ * with these readonly patterns (relative to dir) as its whole policy. */
+typedef struct {
+	char *dir;
+	GPtrArray *readonly; /* patterns (char *), gitignore syntax */
+} VrGuardedDir;
+
 typedef struct {
 	char *project;          /* NULL: the current directory */
 	char *mount_at;         /* NULL: the project's absolute host path */
@@ -59,6 +67,7 @@ typedef struct {
 	gboolean net_allow_private; /* let allowed names resolve to private addresses */
 	char *profile;          /* --profile NAME; "none" turns profiles off; NULL: by COMMAND */
 	gboolean quiet;         /* no summary line at the end */
+	GPtrArray *guarded_dirs; /* VrGuardedDir *, filled from the profile */
 	GPtrArray *env_allow;   /* globs (char *) added to the default allow-list */
 	GArray *env_ops;        /* VrEnvOp, in command-line order */
 	GArray *mounts;         /* VrUserMount, in command-line order */
