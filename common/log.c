@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int log_level = VR_LOG_WARNING;
+static int log_level = VR_LOG_NOTICE;
 
 void vr_log_set_level(int level) { log_level = level; }
 int vr_log_get_level(void) { return log_level; }
@@ -39,7 +39,7 @@ void vr_log(int level, const char *fmt, ...)
 {
 	if (level > log_level)
 		return;
-	static const char *const prefix[] = {"", "warning: ", "", "debug: "};
+	static const char *const prefix[] = {"", "warning: ", "", "", "debug: "};
 	int saved = errno;
 	va_list ap;
 	va_start(ap, fmt);

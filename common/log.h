@@ -3,7 +3,9 @@
 #pragma once
 #include <stdarg.h>
 
-enum { VR_LOG_ERROR, VR_LOG_WARNING, VR_LOG_INFO, VR_LOG_DEBUG };
+/* NOTICE: a line the user should see by default that is not a problem
+ * ("using profile 'opencode'"); --quiet-like callers skip it themselves. */
+enum { VR_LOG_ERROR, VR_LOG_WARNING, VR_LOG_NOTICE, VR_LOG_INFO, VR_LOG_DEBUG };
 
 void vr_log_set_level(int level);
 int vr_log_get_level(void);
@@ -15,5 +17,6 @@ _Noreturn void vr_die(int status, const char *fmt, ...) __attribute__((format(pr
 
 #define vr_error(...) vr_log(VR_LOG_ERROR, __VA_ARGS__)
 #define vr_warning(...) vr_log(VR_LOG_WARNING, __VA_ARGS__)
+#define vr_notice(...) vr_log(VR_LOG_NOTICE, __VA_ARGS__)
 #define vr_info(...) vr_log(VR_LOG_INFO, __VA_ARGS__)
 #define vr_debug(...) vr_log(VR_LOG_DEBUG, __VA_ARGS__)

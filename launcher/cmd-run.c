@@ -6,6 +6,7 @@
 #include "common/exitcode.h"
 #include "log.h"
 #include "run.h"
+#include "run-profile.h"
 
 int vr_cmd_run(int argc, char **argv)
 {
@@ -25,5 +26,9 @@ int vr_cmd_run(int argc, char **argv)
 	}
 	if (plan->verbose)
 		vr_log_set_level(plan->verbose > 1 ? VR_LOG_DEBUG : VR_LOG_INFO);
+	if (!vr_run_apply_profile(plan, &error)) {
+		vr_error("%s", error->message);
+		return VR_EXIT_ERROR;
+	}
 	return vr_supervisor_run(plan);
 }
