@@ -9,3 +9,5 @@ int vr_cmd_audit(int argc, char **argv);    /* vault-run audit [LOG|RUN] */
 int vr_cmd_scan(int argc, char **argv);     /* vault-run scan PATH... */
 int vr_cmd_proxy(int argc, char **argv);    /* vault-run proxy: the network proxy on its own (debugging, tests) */
 int vr_cmd_profiles(int argc, char **argv); /* vault-run profiles [NAME] */
+int vr_cmd_doctor(int argc, char **argv);   /* vault-run doctor */
+int vr_cmd_config(int argc, char **argv);   /* vault-run config init|show */

@@ -16,6 +16,8 @@ static const struct {
 	{"scan", vr_cmd_scan},
 	{"proxy", vr_cmd_proxy},
 	{"profiles", vr_cmd_profiles},
+	{"doctor", vr_cmd_doctor},
+	{"config", vr_cmd_config},
 };
 
 int main(int argc, char **argv)

@@ -52,18 +52,17 @@ static void add_guarded(VrRunPlan *plan, const VrProfile *p)
 	}
 }
 
-/* TRUE when the user's config or --policy file sets `net`: it then beats
- * the profile's default (only --net on the command line beats both). */
-static gboolean config_sets_net(const VrRunPlan *plan)
-{
-	g_autoptr(VrConfig) config = vr_config_new();
-	if (!vr_config_load_all(config, plan->project ? plan->project : ".", plan->policy_file, NULL))
-		return FALSE; /* the supervisor reports the error when it loads it */
-	return config->net != NULL;
-}
-
 gboolean vr_run_apply_profile(VrRunPlan *plan, GError **error)
 {
+	/* The user's config may name a profile, and its `net` beats the
+	 * profile's default (only --net on the command line beats both). A
+	 * broken config is reported when the supervisor loads it for real. */
+	g_autoptr(VrConfig) config = vr_config_new();
+	if (!vr_config_load_all(config, plan->project ? plan->project : ".", plan->policy_file, NULL))
+		g_clear_pointer(&config, vr_config_free);
+	if (!plan->profile && config && config->profile)
+		plan->profile = g_strdup(config->profile);
+
 	g_autofree char *name = NULL;
 	if (plan->profile) {
 		if (strcmp(plan->profile, "none") == 0)
@@ -107,7 +106,7 @@ gboolean vr_run_apply_profile(VrRunPlan *plan, GError **error)
 	for (guint i = 0; i < p->env_allow->len; i++)
 		g_ptr_array_add(plan->env_allow, g_strdup(p->env_allow->pdata[i]));
 
-	if (plan->net == VR_NET_DEFAULT && p->net_allow->len && !config_sets_net(plan)) {
+	if (plan->net == VR_NET_DEFAULT && p->net_allow->len && !(config && config->net)) {
 		plan->net = VR_NET_ALLOW;
 		for (guint i = 0; i < p->net_allow->len; i++)
 			g_ptr_array_add(plan->net_allow, g_strdup(p->net_allow->pdata[i]));

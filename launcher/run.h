@@ -19,6 +19,8 @@ typedef struct {
 	gid_t gid;
 } VrIdentity;
 void vr_userns_identity(VrIdentity *id);
+/* Why user namespaces are unavailable here and how to fix it (one phrase). */
+const char *vr_userns_diagnose(void);
 /* Before unshare when host root: a helper in the initial namespace that
  * writes the multi-line maps once told to. 0 or -errno. */
 int vr_userns_prepare(const VrIdentity *id, pid_t *ret_helper, int *ret_go_fd);

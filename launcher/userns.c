@@ -53,23 +53,24 @@ void vr_userns_identity(VrIdentity *id)
 	fclose(f);
 }
 
+const char *vr_userns_diagnose(void)
+{
+	if (read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
+		return "AppArmor restricts them (kernel.apparmor_restrict_unprivileged_userns=1); "
+		       "fix: install packaging/apparmor/vault-run into /etc/apparmor.d/ or run "
+		       "'sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0'";
+	if (read_sysctl("/proc/sys/user/max_user_namespaces") == 0)
+		return "user.max_user_namespaces=0; fix: 'sudo sysctl user.max_user_namespaces=15000'";
+	if (read_sysctl("/proc/sys/kernel/unprivileged_userns_clone") == 0)
+		return "kernel.unprivileged_userns_clone=0; fix: "
+		       "'sudo sysctl kernel.unprivileged_userns_clone=1'";
+	return "inside a container that forbids them, or a seccomp filter?";
+}
+
 /* One line saying why user namespaces fail here and how to fix it. */
 static int explain_userns_failure(int err)
 {
-	if (read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
-		return vr_log_errno(err, "cannot create a user namespace: AppArmor restricts them "
-		                    "(kernel.apparmor_restrict_unprivileged_userns=1); fix: add an AppArmor "
-		                    "profile for vault-run with 'userns,' or run "
-		                    "'sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0'");
-	if (read_sysctl("/proc/sys/user/max_user_namespaces") == 0)
-		return vr_log_errno(err, "cannot create a user namespace: user.max_user_namespaces=0; "
-		                    "fix: 'sudo sysctl user.max_user_namespaces=15000'");
-	if (read_sysctl("/proc/sys/kernel/unprivileged_userns_clone") == 0)
-		return vr_log_errno(err, "cannot create a user namespace: "
-		                    "kernel.unprivileged_userns_clone=0; fix: "
-		                    "'sudo sysctl kernel.unprivileged_userns_clone=1'");
-	return vr_log_errno(err, "cannot create a user namespace (inside a container that forbids "
-	                    "them, or a seccomp filter?)");
+	return vr_log_errno(err, "cannot create a user namespace: %s", vr_userns_diagnose());
 }
 
 int vr_userns_prepare(const VrIdentity *id, pid_t *ret_helper, int *ret_go_fd)
