@@ -13,6 +13,9 @@ TEST_NAME=$(basename "$0" .sh)
 T=$(mktemp -d "${TMPDIR:-/tmp}/vr-$TEST_NAME.XXXXXX")
 vr_failures=0
 vr_mount_pids=()
+# Runs keep their audit logs in the state directory: the test's own, never
+# the machine's (~/.local/state) nor another test's.
+export XDG_STATE_HOME="$T/state"
 
 vr_cleanup() {
 	local pid m
@@ -93,11 +96,20 @@ vr_mount() {
 	local project=$1 mnt=$2; shift 2
 	mkdir -p "$mnt"
 	local ready="$T/.ready.$RANDOM"
-	"$VR" mount "$@" "$project" "$mnt" >"$ready" 2>>"$T/mount.err" &
+	# VR_VALGRIND=1 (set by .ci/run for the view tests) runs the daemon under
+	# memcheck: any error makes it exit 99, which vr_unmount reports.
+	local wrap=()
+	if [ "${VR_VALGRIND:-0}" = 1 ]; then
+		wrap=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite
+		      --show-leak-kinds=definite --track-fds=no)
+	fi
+	"${wrap[@]}" "$VR" mount "$@" "$project" "$mnt" >"$ready" 2>>"$T/mount.err" &
 	VR_MOUNT_PID=$!
 	vr_mount_pids+=("$VR_MOUNT_PID")
 	local i
-	for i in $(seq 1 200); do
+	local tries=200
+	[ "${VR_VALGRIND:-0}" = 1 ] && tries=1200
+	for i in $(seq 1 $tries); do
 		if grep -q . "$ready" 2>/dev/null; then return 0; fi
 		if ! kill -0 "$VR_MOUNT_PID" 2>/dev/null; then
 			echo "vault-run mount exited early:"; cat "$T/mount.err"; return 1
@@ -107,7 +119,11 @@ vr_mount() {
 	echo "vault-run mount did not get ready"; cat "$T/mount.err"; return 1
 }
 vr_unmount() {
-	local pid=${1:-$VR_MOUNT_PID}
+	local pid=${1:-$VR_MOUNT_PID} st=0
 	kill -TERM "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || st=$?
+	if [ "$st" = 99 ]; then
+		echo "valgrind found errors in the view daemon:"; cat "$T/mount.err"
+	fi
+	return "$st"
 }
