@@ -3,7 +3,13 @@
  * demands a single-threaded caller, and the children are forked from it.
  *
  *   supervisor (user+mount ns) ── daemon: vr_view_run() over the project
+ *        │                      ── a daemon per guarded dir (profiles)
+ *        │                      ── proxy (--net allow=…), listening in the sandbox's netns
  *        └── clone(PID|NS|IPC|UTS[|NET]) ── pid 1 (sandbox-init.c) ── COMMAND
+ *
+ * Audit: the supervisor and the proxy send their records (run-start,
+ * connect, run-end) as datagrams to the main daemon, which writes the run's
+ * one log (run-audit.c).
  */
 #include "run.h"
 
@@ -30,6 +36,9 @@
 #include "fd-util.h"
 #include "log.h"
 #include "config.h"
+#include "net-allow.h"
+#include "proxy.h"
+#include "run-audit.h"
 #include "view.h"
 
 #define AGENT_ID 65534
@@ -175,7 +184,17 @@ static int write_json_status(int fd, const char *fmt, ...)
 static void print_plan(const VrRunPlan *plan, const OpList *l, char **envp, const char *cwd)
 {
 	static const char *const kinds[] = {"bind", "tmpfs", "dir", "symlink", "proc", "dev", "file", "remount-ro"};
-	printf("project: %s\nnet: %s\ncwd: %s\n", plan->project, plan->net == VR_NET_HOST ? "host" : "none", cwd);
+	printf("project: %s\n", plan->project);
+	if (plan->net == VR_NET_ALLOW) {
+		printf("net: allow");
+		for (guint i = 0; i < plan->net_allow->len; i++)
+			printf("%s%s", i ? "," : " ", (const char *)g_ptr_array_index(plan->net_allow, i));
+		printf(" (proxy: http 127.0.0.1:%u, socks5 127.0.0.1:%u%s)\n", VR_PROXY_DEFAULT_HTTP_PORT,
+		       VR_PROXY_DEFAULT_SOCKS_PORT, plan->net_allow_private ? "; private addresses allowed" : "");
+	} else {
+		printf("net: %s\n", plan->net == VR_NET_HOST ? "host" : "none");
+	}
+	printf("cwd: %s\n", cwd);
 	for (guint i = 0; i < l->ops->len; i++) {
 		const VrSandboxOp *op = &g_array_index(l->ops, VrSandboxOp, i);
 		if (op->kind == VR_OP_FILE)
@@ -224,8 +243,11 @@ static int wait_deadline(pid_t pid, int seconds)
 	return st;
 }
 
-static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConfig *config,
-                        const VrIdentity *id, uid_t agent_uid, gid_t agent_gid)
+/* Forks a view daemon with options O and waits until it has mounted.
+ * CLOSE_IN_CHILD: an fd of ours the daemon must not keep (the sending end
+ * of the event socket, so the daemon never holds its own peer). WHAT names
+ * it in messages. The pid, or -1 (logged). */
+static pid_t start_daemon(const VrViewOptions *opts, int close_in_child, const char *what)
 {
 	int ready[2];
 	if (pipe2(ready, O_CLOEXEC) < 0) {
@@ -236,6 +258,8 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConf
 	pid_t pid = fork();
 	if (pid < 0) {
 		vr_log_errno(errno, "fork");
+		close(ready[0]);
+		close(ready[1]);
 		return -1;
 	}
 	if (pid == 0) {
@@ -250,22 +274,10 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConf
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		close(ready[0]);
-		VrViewOptions o;
-		vr_view_options_init(&o);
-		o.project = project;
-		o.mountpoint = project;
-		o.policy = config->policy;
-		o.audit_path = plan->audit_path ? plan->audit_path : config->audit_path;
-		const char *level = plan->audit_level ? plan->audit_level : config->audit_level;
-		if (level && vr_audit_level_parse(level) >= 0)
-			o.audit_level = (VrAuditLevel)vr_audit_level_parse(level);
-		o.allow_other = true;
-		if (id->host_root) {
-			o.present_uid = agent_uid;
-			o.present_gid = agent_gid;
-		}
+		if (close_in_child >= 0)
+			close(close_in_child);
+		VrViewOptions o = *opts;
 		o.ready_fd = ready[1];
-		o.foreground_signals = true;
 		_exit(vr_view_run(&o) < 0 ? 1 : 0);
 	}
 	setpgid(pid, pid); /* either side may run first */
@@ -275,10 +287,103 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConf
 	close(ready[0]);
 	if (n <= 0 || strncmp(buf, "ready", 5) != 0) {
 		int st = wait_deadline(pid, 5);
-		vr_error("the project view could not be mounted (daemon exit status %d)", vr_exit_status(st));
+		vr_error("%s could not be mounted (daemon exit status %d)", what, vr_exit_status(st));
 		return -1;
 	}
 	return pid;
+}
+
+/* Options shared by every daemon of the run: who the agent is. */
+static void view_options_base(VrViewOptions *o, const VrIdentity *id, uid_t agent_uid, gid_t agent_gid)
+{
+	vr_view_options_init(o);
+	o->allow_other = true;
+	if (id->host_root) {
+		o->present_uid = agent_uid;
+		o->present_gid = agent_gid;
+	}
+	o->foreground_signals = true;
+}
+
+static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConfig *config,
+                        const VrIdentity *id, uid_t agent_uid, gid_t agent_gid, const VrRunAudit *audit)
+{
+	VrViewOptions o;
+	view_options_base(&o, id, agent_uid, agent_gid);
+	o.project = project;
+	o.mountpoint = project;
+	o.policy = config->policy;
+	o.audit_path = audit->view_path;
+	o.run_id = audit->run_id;
+	o.event_fd = audit->daemon_fd;
+	const char *level = plan->audit_level ? plan->audit_level : config->audit_level;
+	if (level && vr_audit_level_parse(level) >= 0)
+		o.audit_level = (VrAuditLevel)vr_audit_level_parse(level);
+	return start_daemon(&o, audit->send_fd, "the project view");
+}
+
+/* A harness directory (e.g. ~/.claude) the agent may write, except for the
+ * settings the host later obeys: a view of its own, mounted over the
+ * directory in our mount namespace before the sandbox binds it, whose whole
+ * policy is the profile's readonly patterns (no built-ins: the harness's
+ * own credentials there must stay readable to it). No audit: its events
+ * would need a log of their own. The pid, 0 when the directory does not
+ * exist, or -1. */
+static pid_t start_guard(const VrGuardedDir *g, const VrIdentity *id, uid_t agent_uid, gid_t agent_gid,
+                         int close_in_child)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	if (!realpath(g->dir, dir) || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	g_autoptr(VrPolicy) policy = vr_policy_new();
+	for (guint i = 0; g->readonly && i < g->readonly->len; i++) {
+		g_autoptr(GError) error = NULL;
+		if (!vr_policy_add(policy, VR_RULE_READONLY, g_ptr_array_index(g->readonly, i), "profile", (int)i + 1,
+		                   FALSE, &error)) {
+			vr_error("guarded %s: %s", dir, error->message);
+			return -1;
+		}
+	}
+	VrViewOptions o;
+	view_options_base(&o, id, agent_uid, agent_gid);
+	o.project = dir;
+	o.mountpoint = dir;
+	o.policy = policy;
+	g_autofree char *what = g_strdup_printf("the guarded view of %s", dir);
+	return start_daemon(&o, close_in_child, what);
+}
+
+/* SIGTERM and wait, as at the end of a run; warns on an unclean end. */
+static void stop_daemon(pid_t pid, const char *what)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGTERM);
+	int st = wait_deadline(pid, 10);
+	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+		vr_warning("%s ended with status %d", what, vr_exit_status(st));
+}
+
+/* The proxy variables replace any of the same name the plan let through. */
+static char **env_with_proxy(char **envp, const VrProxyOptions *popts)
+{
+	g_autoptr(GPtrArray) add = g_ptr_array_new_with_free_func(g_free);
+	vr_proxy_env(popts, add);
+	GPtrArray *out = g_ptr_array_new();
+	for (char **e = envp; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		size_t n = eq ? (size_t)(eq - *e) : strlen(*e);
+		gboolean replaced = FALSE;
+		for (guint i = 0; i < add->len && !replaced; i++)
+			replaced = strncmp(g_ptr_array_index(add, i), *e, n + 1) == 0;
+		if (!replaced)
+			g_ptr_array_add(out, g_strdup(*e));
+	}
+	for (guint i = 0; i < add->len; i++)
+		g_ptr_array_add(out, g_strdup(g_ptr_array_index(add, i)));
+	g_ptr_array_add(out, NULL);
+	return (char **)g_ptr_array_free(out, FALSE);
 }
 
 int vr_supervisor_run(VrRunPlan *plan)
@@ -314,12 +419,39 @@ int vr_supervisor_run(VrRunPlan *plan)
 			return VR_EXIT_ERROR;
 		}
 	}
+	g_autoptr(VrNetAllow) allow = NULL;
 	if (plan->net == VR_NET_DEFAULT && config->net) {
-		if (strcmp(config->net, "host") == 0)
+		if (strcmp(config->net, "host") == 0) {
 			plan->net = VR_NET_HOST;
-		else if (strcmp(config->net, "none") != 0)
-			vr_warning("config: net = %s is not supported by this sandbox yet; using none", config->net);
+		} else if (g_str_has_prefix(config->net, "allow=")) {
+			g_auto(GStrv) pats = g_strsplit(config->net + strlen("allow="), ",", -1);
+			for (char **p = pats; *p; p++)
+				if (**p)
+					g_ptr_array_add(plan->net_allow, g_strdup(g_strstrip(*p)));
+			plan->net = VR_NET_ALLOW;
+		} else if (strcmp(config->net, "none") != 0) {
+			vr_warning("config: net = %s is not understood; using none", config->net);
+		}
 	}
+	if (plan->net == VR_NET_ALLOW) {
+		if (!allow)
+			allow = vr_net_allow_new();
+		for (guint i = 0; i < plan->net_allow->len; i++) {
+			if (!vr_net_allow_add(allow, g_ptr_array_index(plan->net_allow, i), &error)) {
+				vr_error("--net allow: %s", error->message);
+				return VR_EXIT_ERROR;
+			}
+		}
+		if (plan->net_allow_private)
+			vr_net_allow_set_private(allow, TRUE);
+	}
+	/* The proxy's ports are fixed here (inside the sandbox's own netns
+	 * nothing else can hold them), so the environment can name them before
+	 * the proxy exists. */
+	VrProxyOptions popts;
+	vr_proxy_options_init(&popts);
+	popts.allow = allow;
+	popts.ready_fd = -1;
 	for (guint i = 0; config->env_allow && i < config->env_allow->len; i++)
 		g_ptr_array_add(plan->env_allow, g_strdup(g_ptr_array_index(config->env_allow, i)));
 	for (guint i = 0; config->env_set && i < config->env_set->len; i++) {
@@ -345,6 +477,11 @@ int vr_supervisor_run(VrRunPlan *plan)
 	if (!envp) {
 		vr_error("%s", error->message);
 		return VR_EXIT_ERROR;
+	}
+	if (plan->net == VR_NET_ALLOW) {
+		char **with = env_with_proxy(envp, &popts);
+		g_strfreev(envp);
+		envp = with;
 	}
 
 	/* The working directory: the same place inside the view. */
@@ -410,6 +547,13 @@ int vr_supervisor_run(VrRunPlan *plan)
 
 	if (plan->dry_run) {
 		print_plan(plan, &l, envp, cwd);
+		for (guint i = 0; plan->guarded_dirs && i < plan->guarded_dirs->len; i++) {
+			const VrGuardedDir *g = g_ptr_array_index(plan->guarded_dirs, i);
+			printf("guarded    %s", g->dir);
+			for (guint j = 0; g->readonly && j < g->readonly->len; j++)
+				printf("%s%s", j ? "," : " readonly: ", (const char *)g_ptr_array_index(g->readonly, j));
+			printf("\n");
+		}
 		return VR_EXIT_OK;
 	}
 
@@ -421,6 +565,19 @@ int vr_supervisor_run(VrRunPlan *plan)
 	}
 	close(fuse_fd);
 
+	/* The log is created now, as the user, before any namespace. */
+	VrRunAudit audit;
+	if (vr_run_audit_open(&audit, project, plan->audit_path ? plan->audit_path : config->audit_path) < 0) {
+		vr_run_audit_close(&audit);
+		return VR_EXIT_ERROR;
+	}
+	/* Queued on the socket before the daemon exists, so it is the first
+	 * thing the daemon reads from it. */
+	g_autofree char *features = g_strdup_printf("userns,mountns,pidns,ipcns,utsns%s,seccomp%s,fuse",
+	                                            plan->net != VR_NET_HOST ? ",netns" : "",
+	                                            plan->net == VR_NET_ALLOW ? ",proxy" : "");
+	vr_run_audit_send_start(&audit, plan->command, project, features);
+
 	/* Signals are handled through a signalfd; children reset the mask. */
 	sigset_t mask;
 	sigemptyset(&mask);
@@ -429,14 +586,28 @@ int vr_supervisor_run(VrRunPlan *plan)
 		sigaddset(&mask, handled[i]);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 
+	int status = VR_EXIT_ERROR;
+	gboolean started = FALSE;
+	pid_t daemon = -1, proxy = -1, sandbox = -1;
+	g_autoptr(GArray) guards = g_array_new(FALSE, FALSE, sizeof(pid_t));
 	pid_t helper;
 	int go_fd;
 	if (vr_userns_prepare(&id, &helper, &go_fd) < 0 || vr_userns_enter(&id, helper, go_fd) < 0)
-		return VR_EXIT_ERROR;
+		goto out;
 
-	pid_t daemon = start_view(project, plan, config, &id, agent_uid, agent_gid);
+	daemon = start_view(project, plan, config, &id, agent_uid, agent_gid, &audit);
+	/* Only the daemon reads the events; nobody else may hold its end. */
+	close(audit.daemon_fd);
+	audit.daemon_fd = -1;
 	if (daemon < 0)
-		return VR_EXIT_ERROR;
+		goto out;
+	for (guint i = 0; plan->guarded_dirs && i < plan->guarded_dirs->len; i++) {
+		pid_t g = start_guard(g_ptr_array_index(plan->guarded_dirs, i), &id, agent_uid, agent_gid, audit.send_fd);
+		if (g < 0)
+			goto out;
+		if (g > 0)
+			g_array_append_val(guards, g);
+	}
 
 	VrSandboxSpec spec = {
 		.ops = (const VrSandboxOp *)l.ops->data,
@@ -454,27 +625,54 @@ int vr_supervisor_run(VrRunPlan *plan)
 		.agent_gid = agent_gid,
 	};
 	int sync[2];
-	if (pipe2(sync, O_CLOEXEC) < 0)
-		return vr_log_errno(errno, "pipe"), VR_EXIT_ERROR;
+	if (pipe2(sync, O_CLOEXEC) < 0) {
+		vr_log_errno(errno, "pipe");
+		goto out;
+	}
 	spec.sync_fd = sync[0];
 	unsigned long flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | SIGCHLD;
 	if (spec.net_none)
 		flags |= CLONE_NEWNET;
 	/* Raw clone without a new stack behaves like fork (the child gets a
-	 * copy of ours); we are single-threaded, so that is safe. */
-	pid_t sandbox = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
+	 * copy of ours); we are single-threaded, so that is safe. The child
+	 * closes every inherited fd (the audit socket and log included) before
+	 * COMMAND runs. */
+	sandbox = (pid_t)syscall(SYS_clone, flags, NULL, NULL, NULL, NULL);
 	if (sandbox < 0) {
 		vr_log_errno(errno, "cannot create the sandbox namespaces");
-		if (daemon > 0)
-			kill(daemon, SIGTERM), wait_deadline(daemon, 10);
-		return VR_EXIT_ERROR;
+		close(sync[0]);
+		close(sync[1]);
+		goto out;
 	}
 	if (sandbox == 0) {
 		close(sync[1]);
 		vr_sandbox_main(&spec);
 	}
 	close(sync[0]);
+	if (plan->net == VR_NET_ALLOW) {
+		/* The child waits on sync before building its root: its netns
+		 * exists, COMMAND does not run yet, so the proxy listens before
+		 * the first connect. */
+		g_autofree char *ns = g_strdup_printf("/proc/%d/ns/net", (int)sandbox);
+		int netns = open(ns, O_RDONLY | O_CLOEXEC);
+		int r = netns < 0 ? -errno : 0;
+		if (r == 0) {
+			popts.event_fd = audit.send_fd;
+			r = vr_proxy_spawn(&popts, netns, &proxy);
+			close(netns);
+		}
+		if (r < 0) {
+			vr_log_errno(-r, "cannot start the network proxy");
+			proxy = -1;
+			close(sync[1]); /* EOF: the child exits without running COMMAND */
+			kill(sandbox, SIGKILL);
+			waitpid(sandbox, NULL, 0);
+			sandbox = -1;
+			goto out;
+		}
+	}
 	write_json_status(plan->json_status_fd, "{ \"child-pid\": %d }\n", (int)sandbox);
+	started = TRUE;
 	if (vr_write_all(sync[1], "g", 1) < 0)
 		vr_log_errno(errno, "cannot start the sandbox");
 	close(sync[1]);
@@ -484,7 +682,6 @@ int vr_supervisor_run(VrRunPlan *plan)
 		vr_log_errno(errno, "signalfd");
 	gint64 deadline = plan->timeout > 0 ? g_get_monotonic_time() + (gint64)(plan->timeout * G_USEC_PER_SEC) : 0;
 	gboolean timed_out = FALSE, daemon_died = FALSE;
-	int status = VR_EXIT_ERROR;
 	gint64 kill_at = 0;
 	for (;;) {
 		int wst;
@@ -493,11 +690,27 @@ int vr_supervisor_run(VrRunPlan *plan)
 		while ((r = waitpid(-1, &wst, WNOHANG)) > 0) {
 			if (r == sandbox) {
 				status = vr_exit_status(wst);
+				sandbox = -1;
 				done = TRUE;
-			} else if (r == daemon) {
-				daemon = -1;
+			} else if (r == proxy) {
+				/* Fail closed: without it the agent just has no network. */
+				proxy = -1;
+				vr_warning("the network proxy ended (status %d); the sandbox has no network now",
+				           vr_exit_status(wst));
+			} else {
+				gboolean view = r == daemon;
+				for (guint i = 0; i < guards->len && !view; i++) {
+					if (g_array_index(guards, pid_t, i) == r) {
+						g_array_index(guards, pid_t, i) = -1;
+						view = TRUE;
+					}
+				}
+				if (!view)
+					continue;
+				if (r == daemon)
+					daemon = -1;
 				daemon_died = TRUE;
-				vr_error("the view daemon died (status %d); stopping the sandbox", vr_exit_status(wst));
+				vr_error("a view daemon died (status %d); stopping the sandbox", vr_exit_status(wst));
 				kill(sandbox, SIGKILL);
 			}
 		}
@@ -539,17 +752,28 @@ int vr_supervisor_run(VrRunPlan *plan)
 	}
 	if (sfd >= 0)
 		close(sfd);
-	if (daemon > 0) {
-		kill(daemon, SIGTERM);
-		int dst = wait_deadline(daemon, 10);
-		if (!(WIFEXITED(dst) && WEXITSTATUS(dst) == 0))
-			vr_warning("the view daemon ended with status %d", vr_exit_status(dst));
-	}
 	if (timed_out)
 		status = VR_EXIT_TIMEOUT;
 	else if (daemon_died)
 		status = VR_EXIT_ERROR;
-	write_json_status(plan->json_status_fd, "{ \"exit-code\": %d }\n", status);
+
+out:
+	if (sandbox > 0) {
+		kill(sandbox, SIGKILL);
+		waitpid(sandbox, NULL, 0);
+	}
+	/* The proxy first: its last connect events go out when it ends. */
+	stop_daemon(proxy, "the network proxy");
+	if (daemon > 0)
+		vr_run_audit_send_end(&audit, status);
+	stop_daemon(daemon, "the view daemon");
+	for (guint i = 0; i < guards->len; i++)
+		stop_daemon(g_array_index(guards, pid_t, i), "a guarded view");
+	if (daemon > 0 && !plan->quiet)
+		vr_run_audit_print_summary(&audit);
+	vr_run_audit_close(&audit);
+	if (started)
+		write_json_status(plan->json_status_fd, "{ \"exit-code\": %d }\n", status);
 	g_array_unref(l.ops);
 	g_ptr_array_unref(l.strings);
 	return status;

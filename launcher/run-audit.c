@@ -1,0 +1,205 @@
+/* The audit side of a sandbox run: see run-audit.h. */
+#include "run-audit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit-json.h"
+#include "audit-read.h"
+#include "audit-summary.h"
+#include "log.h"
+#include "state-dir.h"
+
+int vr_run_audit_open(VrRunAudit *a, const char *project, const char *explicit_path)
+{
+	*a = (VrRunAudit){.log_fd = -1, .daemon_fd = -1, .send_fd = -1};
+	a->run_id = vr_state_new_run_id();
+	if (explicit_path) {
+		a->view_path = g_strdup(explicit_path);
+	} else {
+		/* Created here, O_EXCL in a checked 0700 directory, before any
+		 * namespace is entered: the user's own files, the user's uid. */
+		int r = vr_state_create_run_log(project, a->run_id, &a->log_fd, &a->view_path);
+		if (r < 0)
+			return vr_log_errno(-r, "cannot create the run's audit log in the state directory (use --audit FILE)");
+		a->in_state_dir = true;
+	}
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return vr_log_errno(errno, "socketpair");
+	a->daemon_fd = sv[0];
+	a->send_fd = sv[1];
+	/* Nobody reads the supervisor's end: shutting its read side means a
+	 * stray datagram can never pile up there. */
+	shutdown(a->daemon_fd, SHUT_WR);
+	return 0;
+}
+
+static void send_event(VrRunAudit *a, GString *s)
+{
+	if (a->send_fd < 0)
+		return;
+	/* The daemon may be slow to take events (it never sheds ours): a
+	 * blocking send waits for room rather than dropping the record. */
+	ssize_t n;
+	do
+		n = send(a->send_fd, s->str, s->len, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		vr_log_errno(errno, "cannot send an audit event to the view daemon");
+}
+
+void vr_run_audit_send_start(VrRunAudit *a, char *const *argv, const char *project, const char *features)
+{
+	g_autoptr(GString) cmd = g_string_new(NULL);
+	for (char *const *p = argv; p && *p; p++) {
+		g_autofree char *q = g_shell_quote(*p);
+		if (cmd->len)
+			g_string_append_c(cmd, ' ');
+		/* g_shell_quote quotes even plain words; keep those bare. */
+		gboolean plain = **p != '\0';
+		for (const char *c = *p; *c && plain; c++)
+			plain = g_ascii_isalnum(*c) || strchr("-_./=:,+@%", *c);
+		g_string_append(cmd, plain ? *p : q);
+	}
+	g_autoptr(GString) s = g_string_new("{\"op\":\"run-start\",\"command\":");
+	vr_json_append_string(s, cmd->str);
+	g_string_append(s, ",\"version\":");
+	vr_json_append_string(s, VR_VERSION);
+	g_string_append(s, ",\"features\":");
+	vr_json_append_string(s, features);
+	g_string_append(s, ",\"project\":");
+	vr_json_append_string(s, project);
+	g_string_append_printf(s, ",\"path\":\"\",\"result\":\"ok\",\"pid\":%d}", (int)getpid());
+	send_event(a, s);
+}
+
+void vr_run_audit_send_end(VrRunAudit *a, int exit_status)
+{
+	g_autoptr(GString) s = g_string_new(NULL);
+	g_string_printf(s, "{\"op\":\"run-end\",\"path\":\"\",\"result\":\"ok\",\"exit_status\":%d,\"pid\":%d}",
+	                exit_status, (int)getpid());
+	send_event(a, s);
+	/* SIOCOUTQ on a unix socket: bytes sent but not yet received by the
+	 * peer. The daemon's reader stops on SIGTERM without draining, so wait
+	 * for it to have taken everything (the proxy's events too). */
+	for (int i = 0; a->send_fd >= 0 && i < 600; i++) {
+		int outq = 0;
+		if (ioctl(a->send_fd, SIOCOUTQ, &outq) < 0 || outq == 0)
+			break;
+		struct timespec ts = {0, 5 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+typedef struct {
+	char *key;
+	guint count;
+} Denied;
+
+static gint by_count(gconstpointer pa, gconstpointer pb)
+{
+	const Denied *a = *(Denied *const *)pa, *b = *(Denied *const *)pb;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+void vr_run_audit_print_summary(const VrRunAudit *a)
+{
+	const char *path = a->view_path;
+	if (!path || strcmp(path, "-") == 0 || strcmp(path, "syslog") == 0)
+		return; /* nothing to count from; the events went by already */
+	g_autofree char *where = a->in_state_dir ? g_strdup_printf("vault-run audit %s  (log: %s)", a->run_id, path)
+	                                         : g_strdup_printf("vault-run audit %s", path);
+	VrAuditReader *r = NULL;
+	if (vr_audit_reader_open(path, &r) < 0) {
+		fprintf(stderr, "vault-run: audit: %s\n", where);
+		return;
+	}
+	VrAuditSummary *sum = vr_audit_summary_new();
+	/* Which names were refused most: the summary keeps them internally
+	 * for its table, but the line only wants the top three. */
+	GHashTable *denied = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	VrAuditRecord rec;
+	vr_audit_record_init(&rec);
+	int n;
+	while ((n = vr_audit_reader_next(r, &rec)) != 0) {
+		if (n == -EBADMSG)
+			continue;
+		if (n < 0)
+			break;
+		vr_audit_summary_add(sum, &rec);
+		/* Refused connections have their own count below. */
+		if (!vr_audit_record_denied(&rec) || rec.host)
+			continue;
+		g_autofree char *key = g_strdup(rec.path && *rec.path ? rec.path : "/");
+		gpointer old = g_hash_table_lookup(denied, key);
+		g_hash_table_insert(denied, g_steal_pointer(&key), GUINT_TO_POINTER(GPOINTER_TO_UINT(old) + 1));
+	}
+	vr_audit_summary_set_bad_lines(sum, vr_audit_reader_bad_lines(r));
+	vr_audit_record_clear(&rec);
+	vr_audit_reader_free(r);
+	VrAuditCounts c;
+	vr_audit_summary_counts(sum, &c);
+
+	g_autoptr(GString) line = g_string_new(NULL);
+	g_string_printf(line, "vault-run: %u file%s read, %u written", c.files_read, c.files_read == 1 ? "" : "s",
+	                c.files_written);
+	if (c.files_created)
+		g_string_append_printf(line, ", %u created", c.files_created);
+	if (c.files_deleted)
+		g_string_append_printf(line, ", %u deleted", c.files_deleted);
+	g_string_append_printf(line, ", %" G_GUINT64_FORMAT " denied", c.denied);
+	g_autoptr(GPtrArray) list = g_ptr_array_new_with_free_func(g_free);
+	GHashTableIter it;
+	gpointer k, v;
+	g_hash_table_iter_init(&it, denied);
+	while (g_hash_table_iter_next(&it, &k, &v)) {
+		Denied *d = g_new(Denied, 1);
+		*d = (Denied){k, GPOINTER_TO_UINT(v)};
+		g_ptr_array_add(list, d);
+	}
+	g_ptr_array_sort(list, by_count);
+	for (guint i = 0; i < list->len && i < 3; i++) {
+		const Denied *d = g_ptr_array_index(list, i);
+		g_string_append(line, i ? ", " : " (");
+		vr_audit_append_printable(line, d->key);
+		if (d->count > 1)
+			g_string_append_printf(line, " ×%u", d->count);
+	}
+	if (list->len > 3)
+		g_string_append(line, ", …");
+	if (list->len)
+		g_string_append_c(line, ')');
+	if (c.conn_allowed || c.conn_denied)
+		g_string_append_printf(line, ", %" G_GUINT64_FORMAT " connection%s (%" G_GUINT64_FORMAT " denied)",
+		                       c.conn_allowed + c.conn_denied, c.conn_allowed + c.conn_denied == 1 ? "" : "s",
+		                       c.conn_denied);
+	g_string_append_printf(line, "; audit: %s", where);
+	if (c.sealed && c.final_hash)
+		g_string_append_printf(line, " hash %s", c.final_hash);
+	fprintf(stderr, "%s\n", line->str);
+	g_hash_table_unref(denied);
+	vr_audit_summary_free(sum);
+}
+
+void vr_run_audit_close(VrRunAudit *a)
+{
+	if (a->log_fd >= 0)
+		close(a->log_fd);
+	if (a->daemon_fd >= 0)
+		close(a->daemon_fd);
+	if (a->send_fd >= 0)
+		close(a->send_fd);
+	g_free(a->run_id);
+	g_free(a->view_path);
+	*a = (VrRunAudit){.log_fd = -1, .daemon_fd = -1, .send_fd = -1};
+}

@@ -1,0 +1,32 @@
+/* The audit side of a sandbox run (supervisor.c): where the run's log goes,
+ * the event socket the daemon reads and the supervisor and proxy write, the
+ * run-start/run-end records, and the one-line summary at the end. */
+#pragma once
+#include <glib.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+typedef struct {
+	char *run_id;          /* this run's id (also given to the view) */
+	char *view_path;       /* what the view gets as audit_path: a file, "-" or "syslog" */
+	bool in_state_dir;     /* the log is the state directory's <run-id>.jsonl */
+	int log_fd;            /* the created state-dir log (O_APPEND|O_CLOEXEC), or -1 */
+	int daemon_fd;         /* SOCK_SEQPACKET end the daemon reads (event_fd), or -1 */
+	int send_fd;           /* the end the supervisor and the proxy write, or -1 */
+} VrRunAudit;
+
+/* Decides the destination: EXPLICIT (--audit or the config) when set, else
+ * a new log in the state directory; then makes the event socketpair (both
+ * ends O_CLOEXEC). 0 or -errno (logged). */
+int vr_run_audit_open(VrRunAudit *a, const char *project, const char *explicit_path);
+/* op "run-start": the command as one shell-quoted string, the version, the
+ * namespaces/filters in use, the project and the supervisor's pid. */
+void vr_run_audit_send_start(VrRunAudit *a, char *const *argv, const char *project, const char *features);
+/* op "run-end" with the exit status, then waits (at most a few seconds)
+ * until the daemon has taken every queued datagram off the socket, so a
+ * SIGTERM right after cannot lose the last events. */
+void vr_run_audit_send_end(VrRunAudit *a, int exit_status);
+/* Once the daemon has exited: one line on stderr with what the run read,
+ * wrote and was refused, and where the log is (counts only for a file). */
+void vr_run_audit_print_summary(const VrRunAudit *a);
+void vr_run_audit_close(VrRunAudit *a);
