@@ -11,3 +11,5 @@ int vr_cmd_proxy(int argc, char **argv);    /* vault-run proxy: the network prox
 int vr_cmd_profiles(int argc, char **argv); /* vault-run profiles [NAME] */
 int vr_cmd_doctor(int argc, char **argv);   /* vault-run doctor */
 int vr_cmd_config(int argc, char **argv);   /* vault-run config init|show */
+int vr_cmd_changes(int argc, char **argv);  /* vault-run changes [RUN] [PATH...] */
+int vr_cmd_undo(int argc, char **argv);     /* vault-run undo [RUN] [PATH...] */

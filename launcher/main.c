@@ -18,6 +18,8 @@ static const struct {
 	{"profiles", vr_cmd_profiles},
 	{"doctor", vr_cmd_doctor},
 	{"config", vr_cmd_config},
+	{"changes", vr_cmd_changes},
+	{"undo", vr_cmd_undo},
 };
 
 int main(int argc, char **argv)
