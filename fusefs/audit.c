@@ -3,7 +3,11 @@
  * a handler never waits for the disk. The queue is bounded: refusals and
  * writes wait for room (they are never lost), reads/opens/lookups are shed
  * when it is full and the number shed is logged. A second thread reads the
- * events other processes of the run send as datagrams on event_fd. */
+ * events other processes of the run send as datagrams on event_fd.
+ *
+ * Every line is chained (audit-chain.h): the writer alone numbers and hashes
+ * records, in the order it writes them, so the chain is the file's order.
+ * At stop it writes the seal, which counts the records before it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -15,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit-chain.h"
 #include "fd-util.h"
 #include "log.h"
 #include "view-private.h"
@@ -32,6 +37,7 @@ typedef struct {
 	pid_t pid;
 	int64_t bytes_read, bytes_written;
 	char *target;
+	char *extra;        /* members to add, preformatted */
 	char *raw;          /* a whole preformatted object (event_fd, markers) */
 } QEvent;
 
@@ -58,6 +64,10 @@ static struct {
 	pid_t cache_pid;
 	gint64 cache_time;
 	char *cache_comm, *cache_exe;
+	/* writer thread only (and vr_audit_stop after the join): the chain */
+	uint64_t seq;                        /* records written so far */
+	char prev[VR_AUDIT_HASH_HEX_LEN + 1];
+	uint64_t denied, dropped_total;
 } A = {.out_fd = -1, .event_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER,
        .not_empty = PTHREAD_COND_INITIALIZER, .not_full = PTHREAD_COND_INITIALIZER};
 
@@ -187,7 +197,51 @@ static void format_event(GString *s, QEvent *e)
 		g_string_append_printf(s, ",\"bytes_read\":%" G_GINT64_FORMAT, e->bytes_read);
 	if (e->bytes_written >= 0)
 		g_string_append_printf(s, ",\"bytes_written\":%" G_GINT64_FORMAT, e->bytes_written);
+	if (e->extra) {
+		g_string_append_c(s, ',');
+		g_string_append(s, e->extra);
+	}
 	g_string_append(s, "}\n");
+}
+
+/* A refusal, as `vault-run audit` counts them (launcher/audit-read.c
+ * vr_audit_record_denied): "readonly" on an op that only looks is the class
+ * of what was looked at, not a refusal. */
+static bool result_denied(const char *op, const char *result)
+{
+	static const char *const looks[] = {
+		"lookup", "getattr", "opendir", "readdir", "readlink", "read", "access",
+		"statfs", "getxattr", "listxattr",
+	};
+	if (!result || strcmp(result, "ok") == 0 || strcmp(result, "redacted") == 0)
+		return false;
+	if (strcmp(result, "readonly") == 0 && op)
+		for (size_t i = 0; i < G_N_ELEMENTS(looks); i++)
+			if (strcmp(op, looks[i]) == 0)
+				return false;
+	return true;
+}
+
+/* Appends to OUT the chained record for LINE, one whole JSON object
+ * (`{...}`, an optional trailing newline): its members get "seq" in front
+ * and "hash" behind. */
+static void chain_append(GString *out, const char *line, size_t len)
+{
+	while (len && (line[len - 1] == '\n' || line[len - 1] == ' '))
+		len--;
+	if (len < 3 || line[0] != '{' || line[len - 1] != '}')
+		return; /* never happens: every producer makes an object */
+	const char *members = line + 1;
+	size_t members_len = len - 2;
+	size_t old = out->len, room = members_len + 64 + VR_AUDIT_CHAIN_SUFFIX_LEN;
+	g_string_set_size(out, old + room);
+	size_t n;
+	if (vr_audit_chain_format(out->str + old, room, A.seq + 1, members, members_len, A.prev, &n) < 0) {
+		g_string_truncate(out, old);
+		return;
+	}
+	A.seq++;
+	g_string_truncate(out, old + n);
 }
 
 static void qevent_free(QEvent *e)
@@ -197,6 +251,7 @@ static void qevent_free(QEvent *e)
 	g_free(e->rule);
 	g_free(e->rule_source);
 	g_free(e->target);
+	g_free(e->extra);
 	g_free(e->raw);
 	g_free(e);
 }
@@ -221,6 +276,7 @@ static void output(GString *s)
 static void *writer_main(void *arg)
 {
 	g_autoptr(GString) s = g_string_new(NULL);
+	g_autoptr(GString) line = g_string_new(NULL);
 	QEvent *batch[256];
 
 	for (;;) {
@@ -242,16 +298,36 @@ static void *writer_main(void *arg)
 		pthread_mutex_unlock(&A.lock);
 
 		for (size_t i = 0; i < n; i++) {
-			format_event(s, batch[i]);
+			g_string_truncate(line, 0);
+			format_event(line, batch[i]);
+			if (!batch[i]->raw && result_denied(batch[i]->op, batch[i]->result))
+				A.denied++;
+			chain_append(s, line->str, line->len);
 			qevent_free(batch[i]);
 		}
 		if (dropped) {
-			g_string_append(s, "{\"ts\":");
-			json_ts(s, g_get_real_time());
-			g_string_append(s, ",\"run\":");
-			json_str(s, A.run_id);
-			g_string_append_printf(s, ",\"op\":\"dropped\",\"path\":\"\",\"result\":\"ok\","
-			                       "\"count\":%" G_GUINT64_FORMAT "}\n", dropped);
+			A.dropped_total += dropped;
+			g_string_truncate(line, 0);
+			g_string_append(line, "{\"ts\":");
+			json_ts(line, g_get_real_time());
+			g_string_append(line, ",\"run\":");
+			json_str(line, A.run_id);
+			g_string_append_printf(line, ",\"op\":\"dropped\",\"path\":\"\",\"result\":\"ok\","
+			                       "\"count\":%" G_GUINT64_FORMAT "}", dropped);
+			chain_append(s, line->str, line->len);
+		}
+		if (stop) {
+			/* The seal: the writer's last record, counting those before it. */
+			g_string_truncate(line, 0);
+			g_string_append(line, "{\"ts\":");
+			json_ts(line, g_get_real_time());
+			g_string_append(line, ",\"run\":");
+			json_str(line, A.run_id);
+			g_string_append_printf(line, ",\"op\":\"seal\",\"path\":\"\",\"result\":\"ok\","
+			                       "\"records\":%" G_GUINT64_FORMAT ",\"denied\":%" G_GUINT64_FORMAT
+			                       ",\"dropped\":%" G_GUINT64_FORMAT "}",
+			                       A.seq, A.denied, A.dropped_total);
+			chain_append(s, line->str, line->len);
 		}
 		output(s);
 		if (stop)
@@ -300,6 +376,7 @@ void vr_audit_emit(VrAuditLevel level, const VrAuditEvent *ev)
 	e->bytes_read = ev->bytes_read;
 	e->bytes_written = ev->bytes_written;
 	e->target = g_strdup(ev->target);
+	e->extra = g_strdup(ev->extra);
 	enqueue(e, level >= VR_AUDIT_READS);
 }
 
@@ -325,6 +402,15 @@ void vr_audit_emit_raw(const char *json, size_t len)
 	size_t n = strlen(copy);
 	if (n < 2 || copy[0] != '{' || copy[n - 1] != '}')
 		return; /* not an object: not ours to log */
+	/* The chain's own members are the writer's to write: a record that
+	 * brought its own would verify ambiguously. (Inside a JSON string a
+	 * quote is always escaped, so `,"seq":` can only be a key.) */
+	static const char *const reserved[] = {
+		"{\"seq\":", ",\"seq\":", "{\"hash\":", ",\"hash\":", "{\"prev\":", ",\"prev\":",
+	};
+	for (size_t i = 0; i < G_N_ELEMENTS(reserved); i++)
+		if (strstr(copy, reserved[i]))
+			return;
 	/* One line per event, whatever the sender did. */
 	for (char *p = copy; *p; p++)
 		if (*p == '\n' || *p == '\r')
@@ -378,13 +464,19 @@ int vr_audit_start(const VrViewOptions *opts, const char *run_id)
 	A.use_syslog = A.own_fd = A.reader_started = false;
 	atomic_store(&A.reader_stop, false);
 	A.cache_pid = 0;
+	A.seq = A.denied = A.dropped_total = 0;
+	memcpy(A.prev, VR_AUDIT_CHAIN_GENESIS, sizeof A.prev);
 	A.level = opts->audit_level;
 	A.run_id = g_strdup(run_id);
 	A.event_fd = opts->event_fd;
 	const char *path = opts->audit_path;
-	if (!path && opts->event_fd < 0)
+	if (!path && opts->event_fd < 0 && opts->audit_fd < 0)
 		return 0;
-	if (!path || strcmp(path, "-") == 0) {
+	if (opts->audit_fd >= 0) {
+		/* Opened by the caller (O_EXCL in the state directory): appended
+		 * to, fsynced at the end, left for the caller to close. */
+		A.out_fd = opts->audit_fd;
+	} else if (!path || strcmp(path, "-") == 0) {
 		/* No file but events to pass on: stderr, like "-". */
 		A.out_fd = STDERR_FILENO;
 	} else if (strcmp(path, "syslog") == 0) {
@@ -434,9 +526,16 @@ void vr_audit_stop(void)
 	if (A.own_fd) {
 		fsync(A.out_fd);
 		close(A.out_fd);
+	} else if (A.out_fd > STDERR_FILENO) {
+		fsync(A.out_fd);
 	}
-	if (A.use_syslog)
-		closelog();
+	/* The chain is unkeyed: the seal's hash is also said somewhere the
+	 * agent cannot rewrite, for `vault-run audit verify --expect`. */
+	if (!A.use_syslog)
+		openlog("vault-run", LOG_PID, LOG_USER);
+	syslog(LOG_NOTICE, "audit run %s sealed: %" G_GUINT64_FORMAT " records, final hash %s",
+	       A.run_id, A.seq, A.prev);
+	closelog();
 	g_clear_pointer(&A.run_id, g_free);
 	g_clear_pointer(&A.cache_comm, g_free);
 	g_clear_pointer(&A.cache_exe, g_free);

@@ -12,6 +12,7 @@
 #include <linux/fs.h>
 #include <unistd.h>
 
+#include "hardlinks.h"
 #include "view-private.h"
 
 void vr_proc_path(char buf[static 64], int fd)
@@ -155,6 +156,9 @@ int vr_do_lookup(fuse_req_t req, fuse_ino_t parent_ino, const char *name,
 
 	g_autofree char *relpath = NULL;
 	VrDecision d = vr_decide_child(parent, name, S_ISDIR(st.st_mode), &relpath);
+	/* A file with several names takes the strictest class of them all. */
+	vr_hardlinks_note(&st, d);
+	d = vr_hardlinks_decide(vr_view->root.fd, &st, d);
 	if (d.cls == VR_CLASS_HIDE) {
 		close(fd);
 		if (op)

@@ -8,7 +8,6 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "journal.h"
 #include "view-private.h"
 
 static void reply_attr(fuse_req_t req, VrInode *inode)
@@ -82,8 +81,13 @@ static void vr_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 		vr_refuse(req, "setattr", rel, d, d.cls == VR_CLASS_HIDE ? ENOENT : EACCES);
 		return;
 	}
+	if (valid & FUSE_SET_ATTR_SIZE) {
+		/* A file holding a secret found by content is read-only. */
+		g_autofree char *rel = vr_inode_relpath(inode);
+		if (!vr_content_scan_guard(req, "setattr", inode, d, rel))
+			return;
+	}
 	vr_proc_path(proc, inode->fd);
-	vr_journal_before_setattr(inode, valid);
 
 	if (valid & FUSE_SET_ATTR_MODE) {
 		/* Nothing set-id comes out of the view. */

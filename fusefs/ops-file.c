@@ -98,6 +98,17 @@ static void vr_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		vr_refuse(req, "open", rel, d, EACCES);
 		return;
 	}
+	/* Decided before the open itself: an O_TRUNC must not reach a file
+	 * found to hold a secret (an editor would save the mask over it). */
+	bool masked = false;
+	if (vr_content_scan_applies(inode, d) &&
+	    vr_content_scan_check(req, inode, rel) == VR_SCAN_HIT) {
+		if (wr || vr_view->opts->scan_mode == VR_VIEW_SCAN_REFUSE) {
+			vr_content_scan_refuse(req, "open", rel);
+			return;
+		}
+		masked = true;
+	}
 
 	char proc[64];
 	vr_proc_path(proc, inode->fd);
@@ -108,8 +119,9 @@ static void vr_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		return;
 	}
 	VrFile *f = file_new(fd, inode, req, wr);
-	if (d.cls == VR_CLASS_REDACT) {
-		int r = vr_redact_load(fd, &f->redacted, &f->redacted_len);
+	if (d.cls == VR_CLASS_REDACT || masked) {
+		int r = masked ? vr_content_scan_load_masked(fd, &f->redacted, &f->redacted_len)
+		               : vr_redact_load(fd, &f->redacted, &f->redacted_len);
 		if (r < 0) {
 			file_free(f);
 			vr_refuse(req, "open", rel, d, -r);
@@ -120,10 +132,10 @@ static void vr_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	 * drops it when the host changes mtime/size. Not for redacted files:
 	 * a hard link seen earlier under a visible name may have cached the
 	 * clear text. */
-	fi->keep_cache = d.cls != VR_CLASS_REDACT;
+	fi->keep_cache = !f->redacted;
 	fi->fh = (uintptr_t)f;
 	vr_audit_req(req, wr ? VR_AUDIT_WRITES : VR_AUDIT_OPENS, "open", rel,
-	             d.cls == VR_CLASS_REDACT ? "redacted" : "ok", d.rule, NULL);
+	             f->redacted ? "redacted" : "ok", d.rule, NULL);
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		/* The opener was interrupted; nobody will release this. */
 		file_free(f);

@@ -60,6 +60,8 @@ typedef struct VrView {
 	pthread_mutex_t files_lock; /* guards open_files and read_seen */
 	GHashTable *open_files;     /* VrFile*: closed at unmount if the kernel did not release them */
 	GHashTable *read_seen;      /* (dev, ino) already logged as read in this run */
+	pthread_mutex_t scan_lock;  /* guards scan_cache */
+	GHashTable *scan_cache;     /* file version (dev, ino, size, mtime, ctime) → VrScanVerdict */
 } VrView;
 
 extern VrView *vr_view;
@@ -114,6 +116,36 @@ void vr_ops_xattr(struct fuse_lowlevel_ops *ops);
 /* redact.c: whole file, masked, capped at VR_REDACT_MAX bytes. */
 #define VR_REDACT_MAX (16u << 20)
 int vr_redact_load(int fd, char **ret_buf, size_t *ret_len);
+/* The whole file, unmasked, at most max bytes (-EFBIG beyond). */
+int vr_file_load(int fd, size_t max, char **ret_buf, size_t *ret_len);
+
+/* content-scan.c: secrets by content in files the policy shows (visible or
+ * read-only class). The verdict is cached per file version. */
+typedef enum {
+	VR_SCAN_UNKNOWN = 0,  /* could not be read: nothing known */
+	VR_SCAN_CLEAN,
+	VR_SCAN_HIT,
+	VR_SCAN_SKIPPED,      /* larger than scan_max_size */
+} VrScanVerdict;
+void vr_content_scan_init(VrView *v);
+void vr_content_scan_free(VrView *v);
+/* True when scanning applies to a file of this class and type. */
+bool vr_content_scan_applies(const VrInode *inode, VrDecision d);
+/* The verdict for the inode's current version: cached, or found by reading
+ * the file (logging each hit: rule id and byte range, never the bytes). */
+VrScanVerdict vr_content_scan_check(fuse_req_t req, VrInode *inode, const char *relpath);
+/* Logs op on relpath as refused for a secret found by content and replies
+ * EACCES. */
+void vr_content_scan_refuse(fuse_req_t req, const char *op, const char *relpath);
+/* For ops that modify or replace a file (setattr size, rename onto, unlink):
+ * refuses (replying) when inode holds a secret found by content. */
+bool vr_content_scan_guard(fuse_req_t req, const char *op, VrInode *inode, VrDecision d,
+                           const char *relpath);
+/* The same for the entry NAME in directory DIRFD (unlink, rename). */
+bool vr_content_scan_guard_name(fuse_req_t req, const char *op, int dirfd, const char *name,
+                                VrDecision d, const char *relpath);
+/* Loads fd's content and masks what the scanner finds (same length). */
+int vr_content_scan_load_masked(int fd, char **ret_buf, size_t *ret_len);
 
 /* audit.c */
 typedef struct {
@@ -125,6 +157,7 @@ typedef struct {
 	int64_t bytes_read;        /* -1: absent */
 	int64_t bytes_written;
 	const char *target;        /* rename/link destination, or NULL */
+	const char *extra;         /* more members, preformatted JSON without braces, or NULL */
 } VrAuditEvent;
 int vr_audit_start(const VrViewOptions *opts, const char *run_id);
 /* Queues an event if level admits it. Refusals and writes wait for room;

@@ -24,6 +24,9 @@ void vr_view_options_init(VrViewOptions *opts)
 	opts->present_gid = (gid_t)-1;
 	opts->ready_fd = -1;
 	opts->event_fd = -1;
+	opts->audit_fd = -1;
+	opts->scan_mode = VR_VIEW_SCAN_MASK;
+	opts->scan_max_size = VR_VIEW_SCAN_MAX_SIZE_DEFAULT;
 	opts->foreground_signals = true;
 }
 
@@ -128,6 +131,7 @@ int vr_view_run(const VrViewOptions *opts)
 	v.root.decision = vr_policy_decide(v.policy, "", TRUE);
 	vr_inode_table_init(&v);
 	vr_files_init(&v);
+	vr_content_scan_init(&v);
 	g_hash_table_add(v.table, &v.root);
 
 	run_id = opts->run_id ? g_strdup(opts->run_id) : make_run_id();
@@ -195,6 +199,7 @@ out_audit:
 out_table:
 	vr_files_close_all(&v);
 	vr_inode_table_free(&v);
+	vr_content_scan_free(&v);
 	g_free(v.root.relpath);
 	close(rootfd);
 	vr_view = NULL;

@@ -1,6 +1,7 @@
 /* fusefs/ — the filtered view of a project (libfuse3 low-level API). */
 #pragma once
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include "policy.h"
 
@@ -16,11 +17,24 @@ typedef enum {
 /* Parses "denied".."all"; -1 when unknown. */
 int vr_audit_level_parse(const char *name);
 
+/* Secrets found by content (policy/scan.h) in files the policy shows. */
+typedef enum {
+	VR_VIEW_SCAN_OFF = 0,
+	VR_VIEW_SCAN_MASK = 1,    /* default: served masked, same length, read-only */
+	VR_VIEW_SCAN_REFUSE = 2,  /* opening the file fails with EACCES */
+} VrViewScanMode;
+#define VR_VIEW_SCAN_MAX_SIZE_DEFAULT (8u << 20)
+
+/* Parses "off", "mask", "refuse"; -1 when unknown. */
+int vr_view_scan_mode_parse(const char *name);
+
 typedef struct {
 	const char *project;     /* host path of the project directory */
 	const char *mountpoint;  /* where to mount; may equal project (mount over it) */
 	const VrPolicy *policy;
 	const char *audit_path;  /* NULL: no log; "-": stderr; "syslog"; else a file (appended) */
+	int audit_fd;            /* >= 0: append the log to this fd instead (audit_path only names it in
+	                          * messages); fsynced at the end, not closed. -1: use audit_path */
 	VrAuditLevel audit_level;
 	const char *run_id;      /* NULL: a random id is made */
 	double entry_timeout;    /* seconds the kernel caches names (host edits seen after at most this) */
@@ -34,6 +48,8 @@ typedef struct {
 	int ready_fd;            /* written "ready\n" once mounted, then closed; -1: print a line on stdout */
 	int event_fd;            /* other processes of the run send audit events (one JSON object per datagram); -1 none */
 	bool foreground_signals; /* install SIGINT/SIGTERM/SIGHUP handlers that unmount and exit 0 */
+	VrViewScanMode scan_mode; /* default VR_VIEW_SCAN_MASK */
+	uint64_t scan_max_size;  /* bigger files are not scanned (an audit note says so); default 8 MiB */
 } VrViewOptions;
 
 void vr_view_options_init(VrViewOptions *opts);

@@ -19,11 +19,12 @@
 static const char usage[] =
 	"usage: vault-run mount [--policy FILE] [--hide|--readonly|--redact|--show PATTERN]...\n"
 	"                       [--audit FILE|-|syslog] [--audit-level denied|writes|reads|opens|all]\n"
-	"                       [--entry-timeout S] [--attr-timeout S] [--allow-other] PROJECT MOUNTPOINT\n";
+	"                       [--entry-timeout S] [--attr-timeout S] [--allow-other]\n"
+	"                       [--scan mask|refuse|off] [--scan-max-size SIZE] PROJECT MOUNTPOINT\n";
 
 enum {
 	OPT_POLICY = 256, OPT_HIDE, OPT_READONLY, OPT_REDACT, OPT_SHOW, OPT_AUDIT, OPT_AUDIT_LEVEL,
-	OPT_ENTRY_TIMEOUT, OPT_ATTR_TIMEOUT, OPT_ALLOW_OTHER, OPT_HELP,
+	OPT_ENTRY_TIMEOUT, OPT_ATTR_TIMEOUT, OPT_ALLOW_OTHER, OPT_SCAN, OPT_SCAN_MAX_SIZE, OPT_HELP,
 };
 
 static const struct option longopts[] = {
@@ -37,6 +38,8 @@ static const struct option longopts[] = {
 	{"entry-timeout", required_argument, NULL, OPT_ENTRY_TIMEOUT},
 	{"attr-timeout", required_argument, NULL, OPT_ATTR_TIMEOUT},
 	{"allow-other", no_argument, NULL, OPT_ALLOW_OTHER},
+	{"scan", required_argument, NULL, OPT_SCAN},
+	{"scan-max-size", required_argument, NULL, OPT_SCAN_MAX_SIZE},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -72,6 +75,7 @@ int vr_cmd_mount(int argc, char **argv)
 {
 	VrViewOptions opts;
 	const char *policy_file = NULL, *audit_path = NULL, *audit_level = NULL;
+	const char *scan_mode = NULL, *scan_max_size = NULL;
 	g_autoptr(GArray) rules = g_array_new(FALSE, FALSE, sizeof(CliRule));
 	int c;
 
@@ -99,6 +103,8 @@ int vr_cmd_mount(int argc, char **argv)
 				return fail("--attr-timeout: '%s' is not a number of seconds (0 to 86400)", optarg);
 			break;
 		case OPT_ALLOW_OTHER: opts.allow_other = true; break;
+		case OPT_SCAN: scan_mode = optarg; break;
+		case OPT_SCAN_MAX_SIZE: scan_max_size = optarg; break;
 		case 'h': case OPT_HELP:
 			fputs(usage, stdout);
 			return VR_EXIT_OK;
@@ -139,6 +145,23 @@ int vr_cmd_mount(int argc, char **argv)
 			return fail("--audit-level: '%s' is not one of denied, writes, reads, opens, all",
 			            audit_level);
 		opts.audit_level = (VrAuditLevel)level;
+	}
+	if (!scan_mode)
+		scan_mode = config->scan_mode;
+	if (scan_mode) {
+		int m = vr_view_scan_mode_parse(scan_mode);
+		if (m < 0)
+			return fail("--scan: '%s' is not one of mask, refuse, off", scan_mode);
+		opts.scan_mode = (VrViewScanMode)m;
+	}
+	if (scan_max_size) {
+		guint64 size;
+		if (!vr_config_parse_size(scan_max_size, &size))
+			return fail("--scan-max-size: '%s' is not a size such as 8M, 512k or 1048576 (at most 1G)",
+			            scan_max_size);
+		opts.scan_max_size = size;
+	} else if (config->scan_max_size) {
+		opts.scan_max_size = config->scan_max_size;
 	}
 	opts.project = project;
 	opts.mountpoint = mountpoint;

@@ -28,6 +28,9 @@ static const GroupSpec groups[] = {
 	{"sandbox", {"net", "env-allow", "setenv", "ro-bind", "bind", "profile"},
 	 "net, env-allow, setenv, ro-bind, bind or profile"},
 	{"audit", {"level", "path"}, "level or path"},
+	/* Not from a project file (only [policy] is): turning the scan off
+	 * or raising its limit would loosen the view. */
+	{"view", {"scan", "scan-max-size"}, "scan or scan-max-size"},
 };
 
 typedef struct {
@@ -97,12 +100,12 @@ static gboolean prescan(const char *data, gsize len, const char *name, VrConfigS
 		if (text[0] == '[') {
 			gsize n = strlen(text);
 			if (text[n - 1] != ']' || n < 3 || strpbrk(text + 1, "[]") != text + n - 1)
-				return fail(error, name, lineno, "malformed group header '%s'; expected [policy], [sandbox] or [audit]", text);
+				return fail(error, name, lineno, "malformed group header '%s'; expected [policy], [sandbox], [audit] or [view]", text);
 			g_free(group);
 			group = g_strndup(text + 1, n - 2);
 			spec = find_group(group);
 			if (!spec)
-				return fail(error, name, lineno, "unknown group [%s]; expected [policy], [sandbox] or [audit]", group);
+				return fail(error, name, lineno, "unknown group [%s]; expected [policy], [sandbox], [audit] or [view]", group);
 			if (source == VR_SOURCE_PROJECT && strcmp(group, "policy") != 0)
 				return fail(error, name, lineno, "[%s] is not allowed in a project config; " PROJECT_HINT, group);
 			continue;
@@ -237,6 +240,51 @@ static gboolean load_audit_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl
 	return fail(error, name, kl->line, "level = '%s'; expected denied, writes, reads, opens or all", config->audit_level);
 }
 
+/* "8M", "512k", "1G", "1048576": bytes, at most 1 GiB. */
+static gboolean parse_size(const char *s, guint64 *ret)
+{
+	char *end;
+	errno = 0;
+	guint64 v = g_ascii_strtoull(s, &end, 10);
+	if (errno || end == s)
+		return FALSE;
+	guint64 mult = 1;
+	if (*end == 'k' || *end == 'K')
+		mult = 1024, end++;
+	else if (*end == 'm' || *end == 'M')
+		mult = 1024 * 1024, end++;
+	else if (*end == 'g' || *end == 'G')
+		mult = 1024 * 1024 * 1024, end++;
+	if (*end || v > (1ull << 30) / mult)
+		return FALSE;
+	*ret = v * mult;
+	return TRUE;
+}
+
+gboolean vr_config_parse_size(const char *text, guint64 *ret)
+{
+	return text && parse_size(text, ret);
+}
+
+static gboolean load_view_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl,
+                              const char *name, GError **error)
+{
+	if (strcmp(kl->key, "scan") == 0) {
+		if (!get_string(kf, kl, name, &config->scan_mode, error))
+			return FALSE;
+		if (strcmp(config->scan_mode, "mask") != 0 && strcmp(config->scan_mode, "refuse") != 0 &&
+		    strcmp(config->scan_mode, "off") != 0)
+			return fail(error, name, kl->line, "scan = '%s'; expected mask, refuse or off", config->scan_mode);
+		return TRUE;
+	}
+	g_autofree char *v = NULL;
+	if (!get_string(kf, kl, name, &v, error))
+		return FALSE;
+	if (!parse_size(v, &config->scan_max_size))
+		return fail(error, name, kl->line, "scan-max-size = '%s'; expected a size such as 8M, 512k or 1048576 (at most 1G)", v);
+	return TRUE;
+}
+
 gboolean vr_config_load_data(VrConfig *config, const char *data, gsize len, const char *name,
                              VrConfigSource source, GError **error)
 {
@@ -257,6 +305,8 @@ gboolean vr_config_load_data(VrConfig *config, const char *data, gsize len, cons
 			ok = load_policy_key(config, kf, kl, name, source, error);
 		else if (strcmp(kl->group, "sandbox") == 0)
 			ok = load_sandbox_key(config, kf, kl, name, error);
+		else if (strcmp(kl->group, "view") == 0)
+			ok = load_view_key(config, kf, kl, name, error);
 		else
 			ok = load_audit_key(config, kf, kl, name, error);
 		if (!ok)
@@ -370,5 +420,6 @@ void vr_config_free(VrConfig *config)
 	g_free(config->profile);
 	g_free(config->audit_level);
 	g_free(config->audit_path);
+	g_free(config->scan_mode);
 	g_free(config);
 }

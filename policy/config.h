@@ -21,6 +21,9 @@ typedef struct {
 	/* [audit] */
 	char *audit_level;        /* "denied".."all" */
 	char *audit_path;
+	/* [view] (never from a project file) */
+	char *scan_mode;          /* "mask", "refuse", "off"; NULL: the view's default (mask) */
+	guint64 scan_max_size;    /* bytes; 0: the view's default (8 MiB) */
 } VrConfig;
 
 VrConfig *vr_config_new(void);   /* with the built-in rules already added */
@@ -37,5 +40,7 @@ gboolean vr_config_load_data(VrConfig *config, const char *data, gsize len, cons
 /* Built-ins → user config → project's .vault-run (if project_dir) → policy_file. */
 gboolean vr_config_load_all(VrConfig *config, const char *project_dir, const char *policy_file,
                             GError **error);
+/* Parses a size as [view] scan-max-size takes it ("8M", "512k", bytes). */
+gboolean vr_config_parse_size(const char *text, guint64 *ret);
 /* The user config path ($XDG_CONFIG_HOME/vault-run/config); newly allocated. */
 char *vr_config_user_path(void);

@@ -1,17 +1,11 @@
 #!/usr/bin/env bash
 # Invariant 1, hard links: a hard link to .env made on the host before the
-# run, under a visible name (hl). docs/view.md (Limits) says a file with
-# several names gets the strictest class once the daemon has seen both
-# names. Expected (invariant 1): hl is refused inside — at least once .env
-# has been looked up, and ideally always.
-#
-# KNOWN WEAKNESS (found by this test, not fixed yet): a hidden name is
-# refused at lookup before its inode is interned (fusefs/lookup.c), so the
-# strictest-class rule of vr_inode_intern() never sees the hidden class and
-# hl serves the secret in both orders. A fix needs the daemon to know the
-# (dev, ino) of hidden files with st_nlink > 1 before the agent reaches a
-# visible link (e.g. record them at each hidden lookup, and refuse or scan
-# for a visible regular file with st_nlink > 1). This test fails until then.
+# run, under a visible name (hl). a file with several names gets the
+# strictest class of them all.
+# names. Expected (invariant 1): hl is refused inside, whichever name the
+# agent reaches first: a regular file with several names takes the strictest
+# class of all its names in the project (fusefs/hardlinks.c walks the project
+# once, on the first lookup of a multi-link file).
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/view-lib.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"

@@ -55,6 +55,38 @@ vr_check "create is logged" grep -q '"op":"create","path":"written.txt","result"
 vr_check_not "plain opens are not logged at reads" grep -q '"op":"open","path":"README.md"' "$L"
 vr_check_not "lookups of visible names are not logged at reads" grep -q '"op":"lookup","path":"src"' "$L"
 
+# --- the hash chain (fusefs/audit-chain.h): sealed, and any flipped byte breaks it ---
+vr_check "every record is chained: seq first, hash last" python3 - "$L" <<'PY'
+import json, re, sys
+lines = open(sys.argv[1]).read().splitlines()
+for n, line in enumerate(lines, 1):
+    assert line.startswith('{"seq":%d,' % n), (n, line)
+    assert re.search(r',"hash":"[0-9a-f]{64}"}$', line), (n, line)
+last = json.loads(lines[-1])
+assert last["op"] == "seal" and last["records"] == len(lines) - 1, last
+assert last["denied"] >= 2 and last["dropped"] == 0, last
+PY
+vr_check "audit verify says sealed" sh -c "'$VR' audit verify '$L' | grep -q 'intact and sealed'"
+vr_check "audit verify exits 0 on the intact log" "$VR" audit verify "$L"
+# Flip one byte in the middle of a record (not the last line): verify fails.
+cp "$L" "$T/tampered.jsonl"
+python3 - "$T/tampered.jsonl" <<'PY'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, 'rb').read())
+first_nl = b.index(b'\n')
+i = first_nl + 20            # inside the second record's members
+b[i] = ord('X') if b[i] != ord('X') else ord('Y')
+open(p, 'wb').write(bytes(b))
+PY
+rc=0; "$VR" audit verify "$T/tampered.jsonl" >"$T/verify.out" 2>&1 || rc=$?
+cat "$T/verify.out"
+vr_check "a flipped byte fails verify (exit 1)" test "$rc" = 1
+vr_check "and names line 2" grep -q ':2: tampered' "$T/verify.out"
+head -n -1 "$L" >"$T/cut.jsonl"
+rc=0; "$VR" audit verify "$T/cut.jsonl" >/dev/null 2>&1 || rc=$?
+vr_check "a cut seal is unsealed (exit 2)" test "$rc" = 2
+
 # --- denied ---
 rm -f "$P/written.txt"
 vr_mount "$P" "$M" --audit "$T/denied.jsonl" --audit-level denied || vr_fail "second mount"
