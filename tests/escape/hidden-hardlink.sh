@@ -1,8 +1,6 @@
 #!/usr/bin/env bash
 # Invariant 1, hard links: a hard link to .env made on the host before the
-# run, under a visible name (hl). a file with several names gets the
-# strictest class of them all.
-# names. Expected (invariant 1): hl is refused inside, whichever name the
+# run, under a visible name (hl). Expected (invariant 1): hl is refused inside, whichever name the
 # agent reaches first: a regular file with several names takes the strictest
 # class of all its names in the project (fusefs/hardlinks.c walks the project
 # once, on the first lookup of a multi-link file).
