@@ -209,7 +209,8 @@ static void keep_original(int fd_path, const struct stat *st, const char *rel)
 		return;
 	char proc[64], obj[32];
 	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd_path);
-	int in = open(proc, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* Not O_NOFOLLOW: the /proc magic link is the way to the O_PATH fd. */
+	int in = open(proc, O_RDONLY | O_CLOEXEC);
 	if (in < 0) {
 		note_skipped(rel, st, "cannot open");
 		return;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "journal.h"
 #include "view-private.h"
 
 static VrFile *file_of(struct fuse_file_info *fi)
@@ -112,6 +113,8 @@ static void vr_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 	char proc[64];
 	vr_proc_path(proc, inode->fd);
+	if (wr)
+		vr_journal_before_modify(inode);
 	int flags = (fi->flags & ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_NOCTTY)) | O_CLOEXEC;
 	int fd = open(proc, flags);
 	if (fd < 0) {
@@ -151,6 +154,7 @@ static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 	 * reach the host file of that name. */
 	if (!vr_new_name_allowed(req, "create", p, name, false, &rel))
 		return;
+	vr_journal_before_create(p, name, rel);
 	int flags = (fi->flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY;
 	int fd = openat(p->fd, name, flags, mode & ~(mode_t)(S_ISUID | S_ISGID));
 	if (fd < 0) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "fd-util.h"
+#include "journal.h"
 #include "log.h"
 #include "view-private.h"
 
@@ -28,6 +29,7 @@ void vr_view_options_init(VrViewOptions *opts)
 	opts->scan_mode = VR_VIEW_SCAN_MASK;
 	opts->scan_max_size = VR_VIEW_SCAN_MAX_SIZE_DEFAULT;
 	opts->foreground_signals = true;
+	opts->journal_dir_fd = -1;
 }
 
 /* One O_PATH fd per inode the kernel holds: large trees need many. */
@@ -139,6 +141,11 @@ int vr_view_run(const VrViewOptions *opts)
 	if (ret < 0)
 		goto out_table;
 
+	ret = vr_journal_start(opts->journal_dir_fd, opts->journal_max_size, rootfd, opts->project,
+	                       run_id);
+	if (ret < 0)
+		goto out_audit;
+
 	ops.init = vr_ll_init;
 	vr_ops_dir(&ops);
 	vr_ops_file(&ops);
@@ -194,6 +201,7 @@ out_signals:
 out_session:
 	fuse_session_destroy(v.se);
 out_audit:
+	vr_journal_stop(); /* after the unmount: no op can race the final records */
 	vr_files_close_all(&v); /* before the writer stops: their close events */
 	vr_audit_stop();
 out_table:

@@ -48,6 +48,8 @@ typedef struct {
 	int ready_fd;            /* written "ready\n" once mounted, then closed; -1: print a line on stdout */
 	int event_fd;            /* other processes of the run send audit events (one JSON object per datagram); -1 none */
 	bool foreground_signals; /* install SIGINT/SIGTERM/SIGHUP handlers that unmount and exit 0 */
+	int journal_dir_fd;      /* >= 0: keep what the run changes there, for undo (docs/undo.md); -1: off */
+	uint64_t journal_max_size; /* bytes the journal may copy; 0: 1 GiB */
 	VrViewScanMode scan_mode; /* default VR_VIEW_SCAN_MASK */
 	uint64_t scan_max_size;  /* bigger files are not scanned (an audit note says so); default 8 MiB */
 } VrViewOptions;

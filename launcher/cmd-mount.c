@@ -2,6 +2,7 @@
  * the foreground, for another tool to use. Options become a VrViewOptions;
  * the view (fusefs/) does the rest. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -14,17 +15,19 @@
 #include "commands.h"
 #include "common/exitcode.h"
 #include "config.h"
+#include "undo.h"
 #include "view.h"
 
 static const char usage[] =
 	"usage: vault-run mount [--policy FILE] [--hide|--readonly|--redact|--show PATTERN]...\n"
+	"                       [--journal DIR [--journal-max-size BYTES[K|M|G]]]\n"
 	"                       [--audit FILE|-|syslog] [--audit-level denied|writes|reads|opens|all]\n"
 	"                       [--entry-timeout S] [--attr-timeout S] [--allow-other]\n"
 	"                       [--scan mask|refuse|off] [--scan-max-size SIZE] PROJECT MOUNTPOINT\n";
 
 enum {
 	OPT_POLICY = 256, OPT_HIDE, OPT_READONLY, OPT_REDACT, OPT_SHOW, OPT_AUDIT, OPT_AUDIT_LEVEL,
-	OPT_ENTRY_TIMEOUT, OPT_ATTR_TIMEOUT, OPT_ALLOW_OTHER, OPT_SCAN, OPT_SCAN_MAX_SIZE, OPT_HELP,
+	OPT_ENTRY_TIMEOUT, OPT_ATTR_TIMEOUT, OPT_ALLOW_OTHER, OPT_SCAN, OPT_SCAN_MAX_SIZE, OPT_HELP, OPT_JOURNAL, OPT_JOURNAL_MAX,
 };
 
 static const struct option longopts[] = {
@@ -41,6 +44,8 @@ static const struct option longopts[] = {
 	{"scan", required_argument, NULL, OPT_SCAN},
 	{"scan-max-size", required_argument, NULL, OPT_SCAN_MAX_SIZE},
 	{"help", no_argument, NULL, OPT_HELP},
+	{"journal", required_argument, NULL, OPT_JOURNAL},
+	{"journal-max-size", required_argument, NULL, OPT_JOURNAL_MAX},
 	{NULL, 0, NULL, 0},
 };
 
@@ -74,7 +79,7 @@ typedef struct {
 int vr_cmd_mount(int argc, char **argv)
 {
 	VrViewOptions opts;
-	const char *policy_file = NULL, *audit_path = NULL, *audit_level = NULL;
+	const char *policy_file = NULL, *audit_path = NULL, *audit_level = NULL, *journal_dir = NULL;
 	const char *scan_mode = NULL, *scan_max_size = NULL;
 	g_autoptr(GArray) rules = g_array_new(FALSE, FALSE, sizeof(CliRule));
 	int c;
@@ -103,6 +108,11 @@ int vr_cmd_mount(int argc, char **argv)
 				return fail("--attr-timeout: '%s' is not a number of seconds (0 to 86400)", optarg);
 			break;
 		case OPT_ALLOW_OTHER: opts.allow_other = true; break;
+		case OPT_JOURNAL: journal_dir = optarg; break;
+		case OPT_JOURNAL_MAX:
+			if (vr_undo_parse_size(optarg, &opts.journal_max_size) < 0)
+				return fail("--journal-max-size: '%s' is not a size (BYTES, or with K, M, G)", optarg);
+			break;
 		case OPT_SCAN: scan_mode = optarg; break;
 		case OPT_SCAN_MAX_SIZE: scan_max_size = optarg; break;
 		case 'h': case OPT_HELP:
@@ -168,6 +178,15 @@ int vr_cmd_mount(int argc, char **argv)
 	opts.policy = config->policy;
 	opts.audit_path = audit_path;
 	opts.foreground_signals = true;
+	if (journal_dir) {
+		/* A journal directory serves one run: made here (0700), its
+		 * manifest created O_EXCL by the view. */
+		if (mkdir(journal_dir, 0700) < 0 && errno != EEXIST)
+			return fail("--journal: cannot create %s: %s", journal_dir, g_strerror(errno));
+		opts.journal_dir_fd = open(journal_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (opts.journal_dir_fd < 0)
+			return fail("--journal: cannot open %s: %s", journal_dir, g_strerror(errno));
+	}
 
 	/* vr_view_run prints the ready line and logs its own errors. */
 	return vr_view_run(&opts) == 0 ? VR_EXIT_OK : VR_EXIT_ERROR;
