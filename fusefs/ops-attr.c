@@ -8,6 +8,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "journal.h"
 #include "view-private.h"
 
 static void reply_attr(fuse_req_t req, VrInode *inode)
@@ -88,6 +89,7 @@ static void vr_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 			return;
 	}
 	vr_proc_path(proc, inode->fd);
+	vr_journal_before_setattr(inode, valid);
 
 	if (valid & FUSE_SET_ATTR_MODE) {
 		/* Nothing set-id comes out of the view. */

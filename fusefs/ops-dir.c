@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "journal.h"
 #include "view-private.h"
 
 static void vr_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -222,6 +223,7 @@ static void vr_ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 	g_autofree char *rel = NULL;
 	if (!vr_new_name_allowed(req, "mkdir", p, name, true, &rel))
 		return;
+	vr_journal_before_create(p, name, rel);
 	if (mkdirat(p->fd, name, mode & ~(mode_t)(S_ISUID | S_ISGID)) < 0) {
 		fuse_reply_err(req, errno);
 		return;
@@ -243,6 +245,7 @@ static void vr_ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 	}
 	if (!vr_new_name_allowed(req, "mknod", p, name, false, &rel))
 		return;
+	vr_journal_before_create(p, name, rel);
 	if (mknodat(p->fd, name, mode & ~(mode_t)(S_ISUID | S_ISGID), 0) < 0) {
 		fuse_reply_err(req, errno);
 		return;
@@ -258,6 +261,7 @@ static void vr_ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, c
 	 * namespace (on the view again), never by the daemon. */
 	if (!vr_new_name_allowed(req, "symlink", p, name, false, &rel))
 		return;
+	vr_journal_before_create(p, name, rel);
 	if (symlinkat(link, p->fd, name) < 0) {
 		fuse_reply_err(req, errno);
 		return;
@@ -279,6 +283,7 @@ static void vr_ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, con
 	}
 	if (!vr_new_name_allowed(req, "link", np, newname, false, &rel))
 		return;
+	vr_journal_before_create(np, newname, rel);
 	char proc[64];
 	vr_proc_path(proc, inode->fd);
 	if (linkat(AT_FDCWD, proc, np->fd, newname, AT_SYMLINK_FOLLOW) < 0) {
@@ -312,6 +317,7 @@ static void do_remove(fuse_req_t req, fuse_ino_t parent, const char *name, bool 
 	}
 	if (!is_dir && !vr_content_scan_guard_name(req, op, p->fd, name, d, rel))
 		return;
+	vr_journal_before_remove(p, name, rel);
 	int r = unlinkat(p->fd, name, is_dir ? AT_REMOVEDIR : 0) < 0 ? errno : 0;
 	vr_audit_req(req, VR_AUDIT_WRITES, op, rel, r ? vr_errno_name(r) : "ok", NULL, NULL);
 	fuse_reply_err(req, r);
@@ -401,6 +407,7 @@ static void vr_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		return;
 	}
 
+	vr_journal_before_rename(p, name, srel, np, newname, drel, flags);
 	int r = renameat2(p->fd, name, np->fd, newname, flags) < 0 ? errno : 0;
 	if (r == 0) {
 		vr_inode_renamed(sst.st_dev, sst.st_ino, srel, drel);
