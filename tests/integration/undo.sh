@@ -118,4 +118,20 @@ vr_check "Makefile restored" cmp -s "$P/Makefile" "$VR_SOURCE_DIR/examples/demo-
 vr_check "deleted file back" test "$(cat "$P/src2/a.txt")" = inside
 vr_check "created file removed" test ! -e "$P/newfile"
 vr_check "b.txt untouched by a path-limited undo" grep -qx big "$P/b.txt"
+
+# --- kill -9 of the daemon: what reached the host is still undone ---
+snap "$P" >"$T/before4"
+J4="$T/journal4"
+vr_mount "$P" "$T/view4" --journal "$J4" || vr_fail "fourth mount"
+echo 'edit before the crash' >"$T/view4/README.md"
+rm -f "$T/view4/b.txt"
+mkdir "$T/view4/crashdir"
+kill -KILL "$VR_MOUNT_PID"
+wait "$VR_MOUNT_PID" 2>/dev/null || true
+vr_check_not "the journal has no stop record" grep -q '"op":"stop"' "$J4/manifest.jsonl"
+st=0; "$VR" undo "$J4" >"$T/undo6.out" 2>&1 || st=$?
+vr_check "undo after kill -9 of the daemon succeeds" test "$st" = 0
+vr_check "it says the run did not stop cleanly" grep -q 'did not stop cleanly' "$T/undo6.out"
+snap "$P" >"$T/after4"
+vr_check "every change that reached the host is undone" cmp -s "$T/before4" "$T/after4"
 view_done
