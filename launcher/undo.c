@@ -174,6 +174,27 @@ int vr_journal_locate(const char *project, const char *run, char **ret)
 	return vr_log_errno(ENOENT, "no run of this project has a journal (in %s)", dir);
 }
 
+int vr_undo_journal_create(const char *project, const char *run_id, int *ret_fd)
+{
+	if (!vr_state_run_id_valid(run_id))
+		return vr_log_errno(EINVAL, "journal: bad run id '%s'", run_id);
+	int dirfd;
+	int err = vr_state_open_project_dir(project, true, &dirfd);
+	if (err < 0)
+		return vr_log_errno(-err, "journal: cannot open the state directory of %s", project);
+	g_autofree char *name = g_strdup_printf("%s.journal", run_id);
+	int fd = -1;
+	if (mkdirat(dirfd, name, 0700) < 0)
+		err = vr_log_errno(errno, "journal: cannot create %s", name);
+	else if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		err = vr_log_errno(errno, "journal: cannot open %s", name);
+	close(dirfd);
+	if (err < 0)
+		return err;
+	*ret_fd = fd;
+	return 0;
+}
+
 int vr_undo_parse_size(const char *s, uint64_t *ret)
 {
 	char *end;

@@ -36,6 +36,12 @@ int vr_journal_locate(const char *project, const char *run, char **ret);
 int vr_undo_parse_operands(const char *project, int argc, char **argv, char **ret_dir,
                            char ***ret_paths);
 
+/* Makes the journal directory of run RUN_ID of PROJECT, next to its log in
+ * the checked state directory: <project dir>/<RUN_ID>.journal (0700, must
+ * not exist). *ret_fd: O_RDONLY|O_DIRECTORY|O_CLOEXEC, for
+ * VrViewOptions.journal_dir_fd. -errno (logged). */
+int vr_undo_journal_create(const char *project, const char *run_id, int *ret_fd);
+
 /* "1048576", "512K", "100M", "1G" (powers of 1024) → bytes. 0 or -EINVAL. */
 int vr_undo_parse_size(const char *s, uint64_t *ret);
 
