@@ -13,3 +13,4 @@ int vr_cmd_doctor(int argc, char **argv);   /* vault-run doctor */
 int vr_cmd_config(int argc, char **argv);   /* vault-run config init|show */
 int vr_cmd_changes(int argc, char **argv);  /* vault-run changes [RUN] [PATH...] */
 int vr_cmd_undo(int argc, char **argv);     /* vault-run undo [RUN] [PATH...] */
+int vr_cmd_gc(int argc, char **argv);       /* vault-run gc [--older-than DAYS]: prunes undo journals */

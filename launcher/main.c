@@ -20,6 +20,7 @@ static const struct {
 	{"config", vr_cmd_config},
 	{"changes", vr_cmd_changes},
 	{"undo", vr_cmd_undo},
+	{"gc", vr_cmd_gc},
 };
 
 int main(int argc, char **argv)

@@ -134,4 +134,19 @@ vr_check "undo after kill -9 of the daemon succeeds" test "$st" = 0
 vr_check "it says the run did not stop cleanly" grep -q 'did not stop cleanly' "$T/undo6.out"
 snap "$P" >"$T/after4"
 vr_check "every change that reached the host is undone" cmp -s "$T/before4" "$T/after4"
+
+# --- gc prunes old journals of the project, keeps recent ones and the logs ---
+SD=$("$VR" audit dir --project "$P")
+mkdir -p "$SD" && chmod 0700 "$SD"
+for id in old new; do
+	mkdir -p "$SD/$id.journal/objects"
+	echo '{}' >"$SD/$id.journal/manifest.jsonl"
+	echo x >"$SD/$id.journal/objects/0"
+	echo '{}' >"$SD/$id.jsonl"
+done
+touch -d '30 days ago' "$SD/old.journal/manifest.jsonl"
+"$VR" gc --project "$P" >"$T/gc.out" 2>&1 || cat "$T/gc.out"
+vr_check "gc deletes a journal older than 14 days" test ! -e "$SD/old.journal"
+vr_check "gc keeps a recent journal" test -f "$SD/new.journal/objects/0"
+vr_check "gc keeps the audit logs" test -f "$SD/old.jsonl"
 view_done
