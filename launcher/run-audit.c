@@ -56,7 +56,22 @@ static void send_event(VrRunAudit *a, GString *s)
 		vr_log_errno(errno, "cannot send an audit event to the view daemon");
 }
 
-void vr_run_audit_send_start(VrRunAudit *a, char *const *argv, const char *project, const char *features)
+char *vr_run_audit_policy_hash(const VrPolicy *policy)
+{
+	GChecksum *sum = g_checksum_new(G_CHECKSUM_SHA256);
+	for (guint i = 0; i < vr_policy_n_rules(policy); i++) {
+		const VrRule *r = vr_policy_rule(policy, i);
+		g_autofree char *line = g_strdup_printf("%s\t%s\t%s:%d\n", vr_rule_kind_name(r->kind), r->pattern,
+		                                        r->source ? r->source : "", r->line);
+		g_checksum_update(sum, (const guchar *)line, (gssize)strlen(line));
+	}
+	char *hex = g_strdup(g_checksum_get_string(sum));
+	g_checksum_free(sum);
+	return hex;
+}
+
+void vr_run_audit_send_start(VrRunAudit *a, char *const *argv, const char *project, const char *features,
+                             const char *policy_hash)
 {
 	g_autoptr(GString) cmd = g_string_new(NULL);
 	for (char *const *p = argv; p && *p; p++) {
@@ -73,6 +88,8 @@ void vr_run_audit_send_start(VrRunAudit *a, char *const *argv, const char *proje
 	vr_json_append_string(s, cmd->str);
 	g_string_append(s, ",\"version\":");
 	vr_json_append_string(s, VR_VERSION);
+	g_string_append(s, ",\"policy_hash\":");
+	vr_json_append_string(s, policy_hash);
 	g_string_append(s, ",\"features\":");
 	vr_json_append_string(s, features);
 	g_string_append(s, ",\"project\":");

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "policy.h"
+
 typedef struct {
 	char *run_id;          /* this run's id (also given to the view) */
 	char *view_path;       /* what the view gets as audit_path: a file, "-" or "syslog" */
@@ -21,7 +23,12 @@ typedef struct {
 int vr_run_audit_open(VrRunAudit *a, const char *project, const char *explicit_path);
 /* op "run-start": the command as one shell-quoted string, the version, the
  * namespaces/filters in use, the project and the supervisor's pid. */
-void vr_run_audit_send_start(VrRunAudit *a, char *const *argv, const char *project, const char *features);
+void vr_run_audit_send_start(VrRunAudit *a, char *const *argv, const char *project, const char *features,
+                             const char *policy_hash);
+/* SHA-256 (hex) of the effective policy: every rule's kind, pattern and
+ * source in order, one per line, so two runs under the same rules have the
+ * same hash. g_free() it. */
+char *vr_run_audit_policy_hash(const VrPolicy *policy);
 /* op "run-end" with the exit status, then waits (at most a few seconds)
  * until the daemon has taken every queued datagram off the socket, so a
  * SIGTERM right after cannot lose the last events. */

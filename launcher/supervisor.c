@@ -314,6 +314,9 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConf
 	o.mountpoint = project;
 	o.policy = config->policy;
 	o.audit_path = audit->view_path;
+	/* The state-dir log was created O_EXCL by us: the daemon appends to
+	 * that very file rather than reopening a path. */
+	o.audit_fd = audit->log_fd;
 	o.run_id = audit->run_id;
 	o.event_fd = audit->daemon_fd;
 	const char *level = plan->audit_level ? plan->audit_level : config->audit_level;
@@ -576,7 +579,8 @@ int vr_supervisor_run(VrRunPlan *plan)
 	g_autofree char *features = g_strdup_printf("userns,mountns,pidns,ipcns,utsns%s,seccomp%s,fuse",
 	                                            plan->net != VR_NET_HOST ? ",netns" : "",
 	                                            plan->net == VR_NET_ALLOW ? ",proxy" : "");
-	vr_run_audit_send_start(&audit, plan->command, project, features);
+	g_autofree char *policy_hash = vr_run_audit_policy_hash(config->policy);
+	vr_run_audit_send_start(&audit, plan->command, project, features, policy_hash);
 
 	/* Signals are handled through a signalfd; children reset the mask. */
 	sigset_t mask;

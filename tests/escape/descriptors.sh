@@ -38,7 +38,7 @@ vr_check "control: on the host the leaked project fd is there" grep -q "/proc/se
 vr_check "control: on the host the leaked audit fd is there" grep -q "/proc/self/fd 8 $AUDIT\$" <<<"$host"
 vr_check "control: on the host the leaked socket is there" grep -q '/proc/self/fd 9 socket:' <<<"$host"
 
-in=$(leaky "$VR" --project "$P" --profile none --audit "$AUDIT" -- sh -c "$list" </dev/null 2>&1) || vr_fail "the sandbox run failed"
+in=$(leaky "$VR" --project "$P" --profile none --quiet --audit "$AUDIT" -- sh -c "$list" </dev/null 2>&1) || vr_fail "the sandbox run failed"
 echo "$in"
 fds=$(awk '$1 == "/proc/self/fd" { print $2 }' <<<"$in" | sort -n | tr '\n' ' ')
 vr_check "COMMAND holds only 0-2 and the listed directory (got: $fds)" \
@@ -52,7 +52,7 @@ vr_check_not "nothing leads to the audit log" grep -q "$(basename "$AUDIT")" <<<
 vr_check_not "no socket is held" grep -q 'socket:' <<<"$in"
 
 # Every process of the sandbox, not just the two above.
-all=$(leaky "$VR" --project "$P" --profile none --audit "$AUDIT" -- sh -c \
+all=$(leaky "$VR" --project "$P" --profile none --quiet --audit "$AUDIT" -- sh -c \
 	'sleep 30 & for f in /proc/[0-9]*/fd/*; do readlink "$f"; done 2>/dev/null; kill $!' </dev/null 2>&1) || true
 vr_check_not "no process inside holds a socket, the audit log or /dev/fuse" \
 	grep -qE "socket:|/dev/fuse|$(basename "$AUDIT")" <<<"$all"
