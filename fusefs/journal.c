@@ -78,6 +78,19 @@ static void record_write(GString *s)
 	g_string_free(s, TRUE);
 }
 
+/* The audit log's way to the kept original: a reviewer goes from "the agent
+ * wrote X" to objects/<n> of the run's journal. */
+static void audit_link(const char *rel, const char *op, const char *obj)
+{
+	GString *a = g_string_new("{\"op\":\"journal\"");
+	append_str(a, "path", rel);
+	append_str(a, "result", "ok");
+	append_str(a, "change", op);
+	g_string_append_printf(a, ",\"journal\":\"objects/%s\"}", obj);
+	vr_audit_emit_raw(a->str, a->len);
+	g_string_free(a, TRUE);
+}
+
 static void note_skipped(const char *rel, const struct stat *st, const char *why)
 {
 	GString *s = record_new("skipped", rel);
@@ -223,6 +236,7 @@ static void keep_original(int fd_path, const struct stat *st, const char *rel)
 	append_str(s, "object", obj);
 	append_stat(s, st);
 	record_write(s);
+	audit_link(rel, "modified", obj);
 }
 
 void vr_journal_before_modify(VrInode *inode)
@@ -310,6 +324,7 @@ static void keep_removed(int dirfd, const char *name, const char *rel)
 		}
 		s = record_new("deleted", rel);
 		append_str(s, "object", obj);
+		audit_link(rel, "deleted", obj);
 	} else if (S_ISLNK(st.st_mode)) {
 		char target[PATH_MAX + 1];
 		ssize_t n = readlinkat(dirfd, name, target, sizeof target - 1);

@@ -107,6 +107,7 @@ echo 'my own edit after the run' >"$P/README.md"
 "$VR" changes "$J3" >"$T/changes3" 2>&1
 vr_check "changes shows what the cap skipped" grep -q '^!  bigfile (not kept for undo: cap)' "$T/changes3"
 vr_check "the audit log notes the skip" grep -q '"op":"journal".*"bigfile".*skipped' "$T/audit3.jsonl"
+vr_check "the audit log links a kept original" grep -q '"op":"journal","path":"Makefile".*"journal":"objects/' "$T/audit3.jsonl"
 st=0; "$VR" undo "$J3" >"$T/undo4.out" 2>&1 || st=$?
 vr_check "undo refuses a path changed after the run" test "$st" = 1
 vr_check "one line names it" grep -q 'README.md: its size or modification time changed after the run' "$T/undo4.out"
