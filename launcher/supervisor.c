@@ -357,12 +357,26 @@ static pid_t start_guard(const VrGuardedDir *g, const VrIdentity *id, uid_t agen
 	return start_daemon(&o, close_in_child, what);
 }
 
+static void signal_daemons(pid_t daemon, GArray *guards, int sig)
+{
+	if (daemon > 0)
+		kill(daemon, sig);
+	for (guint i = 0; i < guards->len; i++)
+		if (g_array_index(guards, pid_t, i) > 0)
+			kill(g_array_index(guards, pid_t, i), sig);
+}
+static void continue_daemons(pid_t daemon, GArray *guards) { signal_daemons(daemon, guards, SIGCONT); }
+static void kill_daemons(pid_t daemon, GArray *guards) { signal_daemons(daemon, guards, SIGKILL); }
+
 /* SIGTERM and wait, as at the end of a run; warns on an unclean end. */
 static void stop_daemon(pid_t pid, const char *what)
 {
 	if (pid <= 0)
 		return;
 	kill(pid, SIGTERM);
+	/* A stopped daemon would keep the SIGTERM pending for the whole
+	 * deadline: let it run so it can flush and exit now. */
+	kill(pid, SIGCONT);
 	int st = wait_deadline(pid, 10);
 	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
 		vr_warning("%s ended with status %d", what, vr_exit_status(st));
@@ -686,7 +700,7 @@ int vr_supervisor_run(VrRunPlan *plan)
 		vr_log_errno(errno, "signalfd");
 	gint64 deadline = plan->timeout > 0 ? g_get_monotonic_time() + (gint64)(plan->timeout * G_USEC_PER_SEC) : 0;
 	gboolean timed_out = FALSE, daemon_died = FALSE;
-	gint64 kill_at = 0;
+	gint64 kill_at = 0, abort_at = 0;
 	for (;;) {
 		int wst;
 		pid_t r;
@@ -736,8 +750,20 @@ int vr_supervisor_run(VrRunPlan *plan)
 			if (now >= kill_at) {
 				kill(sandbox, SIGKILL);
 				kill_at = 0;
+				/* Still there 2 s after SIGKILL: a daemon holds it in a FUSE
+				 * wait. Killing the daemons aborts the connection. */
+				abort_at = now + 2 * G_USEC_PER_SEC;
 			} else {
 				timeout_ms = (int)((kill_at - now) / 1000) + 1;
+			}
+		}
+		if (abort_at) {
+			if (now >= abort_at) {
+				vr_error("the sandbox does not end; killing the view daemons");
+				kill_daemons(daemon, guards);
+				abort_at = 0;
+			} else if (timeout_ms < 0 || (abort_at - now) / 1000 + 1 < timeout_ms) {
+				timeout_ms = (int)((abort_at - now) / 1000) + 1;
 			}
 		}
 		struct pollfd pfd = {sfd, POLLIN, 0};
@@ -753,6 +779,17 @@ int vr_supervisor_run(VrRunPlan *plan)
 		 * forwarded, so COMMAND does not get each ^C twice. */
 		if (si.ssi_code != SI_KERNEL)
 			kill(sandbox, (int)si.ssi_signo);
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP ||
+		    si.ssi_signo == SIGQUIT) {
+			/* A stopped view daemon must not keep the run alive: a request it
+			 * had read before stopping holds its caller in an unkillable
+			 * wait. Let the daemons run, and if COMMAND still has not ended
+			 * after a grace period, SIGKILL the sandbox (and then, below,
+			 * the daemons, which aborts any request still pending). */
+			continue_daemons(daemon, guards);
+			if (!kill_at && !timed_out)
+				kill_at = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+		}
 	}
 	if (sfd >= 0)
 		close(sfd);
