@@ -35,6 +35,7 @@ typedef struct {
 	const char *rule_kind;
 	char *rule_source;  /* "file:line" */
 	pid_t pid;
+	char *comm, *exe;   /* read in the handler for refusals, else by the writer */
 	int64_t bytes_read, bytes_written;
 	char *target;
 	char *extra;        /* members to add, preformatted */
@@ -181,8 +182,9 @@ static void format_event(GString *s, QEvent *e)
 		json_str(s, e->rule_source);
 	}
 	if (e->pid > 0) {
-		const char *comm, *exe;
-		process_info(e->pid, &comm, &exe);
+		const char *comm = e->comm, *exe = e->exe;
+		if (!comm)
+			process_info(e->pid, &comm, &exe);
 		g_string_append_printf(s, ",\"pid\":%d", (int)e->pid);
 		if (comm) {
 			g_string_append(s, ",\"comm\":");
@@ -251,6 +253,8 @@ static void qevent_free(QEvent *e)
 	g_free(e->rule);
 	g_free(e->rule_source);
 	g_free(e->target);
+	g_free(e->comm);
+	g_free(e->exe);
 	g_free(e->extra);
 	g_free(e->raw);
 	g_free(e);
@@ -373,6 +377,16 @@ void vr_audit_emit(VrAuditLevel level, const VrAuditEvent *ev)
 			: g_strdup(ev->rule->source);
 	}
 	e->pid = ev->pid;
+	if (level == VR_AUDIT_DENIED && ev->pid > 0) {
+		/* The refused process is blocked in its syscall right now; by the
+		 * time the writer runs, a short-lived one (cat .env) is gone and
+		 * /proc would no longer name it. Refusals are rare: read it here. */
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/comm", (int)ev->pid);
+		e->comm = read_small(path);
+		snprintf(path, sizeof path, "/proc/%d/exe", (int)ev->pid);
+		e->exe = g_file_read_link(path, NULL);
+	}
 	e->bytes_read = ev->bytes_read;
 	e->bytes_written = ev->bytes_written;
 	e->target = g_strdup(ev->target);
