@@ -26,7 +26,7 @@ int vr_cmd_changes(int argc, char **argv)
 	int c;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+dh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "dh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p': project = optarg; break;
 		case 'd': diff = true; break;

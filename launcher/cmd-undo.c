@@ -54,7 +54,7 @@ int vr_cmd_undo(int argc, char **argv)
 	int c;
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+fnh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fnh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p': project = optarg; break;
 		case 'f': force = true; break;

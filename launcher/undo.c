@@ -407,7 +407,168 @@ static int restore_file(VrJournal *j, int pfd, const char *name, const VrJournal
 	return err;
 }
 
-static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry_run)
+/* --- the undo's own journal: undo is undoable --- */
+
+/* What undo overwrites, in the manifest format of fusefs/journal.c, so
+ * `vault-run undo <this dir>` reverses the undo. */
+typedef struct {
+	int dir_fd, objects_fd, manifest_fd;
+	uint64_t next, seq;
+	GHashTable *paths;
+	char *dir;
+	bool closing; /* writing the final records: paths is being iterated */
+} UndoJournal;
+
+static void uj_str(GString *s, const char *key, const char *v)
+{
+	g_string_append_printf(s, ",\"%s\":", key);
+	vr_json_append_string(s, v);
+}
+
+static void uj_write(UndoJournal *u, const char *op, const char *path, const struct stat *st,
+                     const char *object, const char *target, const char *new_path)
+{
+	if (!u)
+		return;
+	GString *s = g_string_new(NULL);
+	g_string_append_printf(s, "{\"seq\":%" PRIu64 ",\"op\":\"%s\"", ++u->seq, op);
+	if (path) {
+		uj_str(s, "path", path);
+		if (!u->closing)
+			g_hash_table_add(u->paths, g_strdup(path));
+	}
+	if (new_path) {
+		uj_str(s, "new", new_path);
+		if (!u->closing)
+			g_hash_table_add(u->paths, g_strdup(new_path));
+	}
+	if (object)
+		uj_str(s, "object", object);
+	if (target)
+		uj_str(s, "target", target);
+	if (st)
+		g_string_append_printf(s, ",\"type\":\"%s\",\"mode\":%u,\"size\":%" PRId64 ",\"mtime_ns\":%" PRId64,
+		                       S_ISREG(st->st_mode) ? "file" : S_ISDIR(st->st_mode) ? "dir"
+		                       : S_ISLNK(st->st_mode) ? "symlink" : S_ISFIFO(st->st_mode) ? "fifo" : "other",
+		                       (unsigned)(st->st_mode & 07777), (int64_t)st->st_size,
+		                       (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec);
+	g_string_append(s, "}\n");
+	if (write(u->manifest_fd, s->str, s->len) != (ssize_t)s->len)
+		fprintf(stderr, "vault-run: undo: cannot write its own journal: %s\n", g_strerror(errno));
+	g_string_free(s, TRUE);
+}
+
+/* Before name in pfd is overwritten (OVERWRITE) or removed: keep it. */
+static void uj_keep(UndoJournal *u, int pfd, const char *name, const char *path, bool overwrite)
+{
+	struct stat st;
+	if (!u)
+		return;
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (overwrite)
+			uj_write(u, "created", path, NULL, NULL, NULL, NULL);
+		return;
+	}
+	if (S_ISREG(st.st_mode)) {
+		char obj[32];
+		snprintf(obj, sizeof obj, "%" PRIu64, u->next++);
+		int in = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		int out = openat(u->objects_fd, obj, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (in >= 0 && out >= 0 && vr_copy_data(in, out, st.st_size) == 0)
+			uj_write(u, overwrite ? "modified" : "deleted", path, &st, obj, NULL, NULL);
+		else
+			fprintf(stderr, "vault-run: undo: %s: cannot keep it in the undo's journal\n", path);
+		if (in >= 0)
+			close(in);
+		if (out >= 0)
+			close(out);
+	} else if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX + 1];
+		ssize_t n = readlinkat(pfd, name, target, sizeof target - 1);
+		target[n < 0 ? 0 : n] = '\0';
+		uj_write(u, "deleted", path, &st, NULL, target, NULL);
+	} else if (!overwrite) {
+		uj_write(u, "deleted", path, &st, NULL, NULL, NULL);
+	}
+}
+
+static UndoJournal *uj_open(VrJournal *j, const char *project)
+{
+	g_autofree char *base = g_str_has_suffix(j->dir, ".journal")
+		? g_strndup(j->dir, strlen(j->dir) - 8) : g_strdup(j->dir);
+	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+	g_autofree char *stamp = g_date_time_format(now, "%Y%m%dT%H%M%SZ");
+	UndoJournal *u = g_new0(UndoJournal, 1);
+	u->dir = g_strdup_printf("%s-undo-%s-%06u.journal", base, stamp, g_random_int_range(0, 1000000));
+	u->dir_fd = u->objects_fd = u->manifest_fd = -1;
+	if (mkdir(u->dir, 0700) < 0 ||
+	    (u->dir_fd = open(u->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    mkdirat(u->dir_fd, "objects", 0700) < 0 ||
+	    (u->objects_fd = openat(u->dir_fd, "objects", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
+	    (u->manifest_fd = openat(u->dir_fd, "manifest.jsonl",
+	                             O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
+		fprintf(stderr, "vault-run: undo: cannot create its own journal %s: %s\n", u->dir, g_strerror(errno));
+		if (u->dir_fd >= 0)
+			close(u->dir_fd);
+		if (u->objects_fd >= 0)
+			close(u->objects_fd);
+		g_free(u->dir);
+		g_free(u);
+		return NULL;
+	}
+	u->paths = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	GString *s = g_string_new("{\"seq\":0,\"op\":\"start\"");
+	g_autofree char *real = realpath(project, NULL);
+	uj_str(s, "project", real ? real : project);
+	g_string_append(s, ",\"undo_of\":");
+	vr_json_append_string(s, j->dir);
+	g_string_append(s, "}\n");
+	if (write(u->manifest_fd, s->str, s->len) < 0)
+		fprintf(stderr, "vault-run: undo: cannot write its own journal: %s\n", g_strerror(errno));
+	g_string_free(s, TRUE);
+	return u;
+}
+
+static void uj_close(UndoJournal *u, int rootfd)
+{
+	if (!u)
+		return;
+	u->closing = true;
+	GList *keys = g_list_sort(g_hash_table_get_keys(u->paths), (GCompareFunc)strcmp);
+	for (GList *l = keys; l; l = l->next) {
+		int pfd;
+		const char *name;
+		struct stat st;
+		bool ok = vr_resolve_parent(rootfd, l->data, &pfd, &name) == 0;
+		if (ok) {
+			ok = fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+			close(pfd);
+		}
+		if (ok) {
+			uj_write(u, "final", l->data, &st, NULL, NULL, NULL);
+		} else {
+			GString *s = g_string_new(NULL);
+			g_string_append_printf(s, "{\"seq\":%" PRIu64 ",\"op\":\"final\"", ++u->seq);
+			uj_str(s, "path", l->data);
+			g_string_append(s, ",\"type\":\"none\"}\n");
+			if (write(u->manifest_fd, s->str, s->len) < 0) {}
+			g_string_free(s, TRUE);
+		}
+	}
+	g_list_free(keys);
+	const char stop[] = "{\"op\":\"stop\"}\n";
+	if (write(u->manifest_fd, stop, sizeof stop - 1) < 0) {}
+	fsync(u->manifest_fd);
+	close(u->manifest_fd);
+	close(u->objects_fd);
+	close(u->dir_fd);
+	g_hash_table_unref(u->paths);
+	printf("undo journal: %s (vault-run undo %s reverses this undo)\n", u->dir, u->dir);
+	g_free(u->dir);
+	g_free(u);
+}
+
+static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry_run, UndoJournal *u)
 {
 	int pfd = -1, r2;
 	const char *name;
@@ -421,15 +582,19 @@ static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry
 			err = errno == ENOENT ? 0 : -errno; /* already gone */
 		} else {
 			printf("removed %s%s\n", r->path, S_ISDIR(st.st_mode) ? "/" : "");
+			uj_keep(u, pfd, name, r->path, false);
 			if (!dry_run && unlinkat(pfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0)
 				err = -errno;
 		}
 	} else if (strcmp(op, "modified") == 0 || (strcmp(op, "deleted") == 0 && g_strcmp0(r->type, "file") == 0)) {
 		printf("restored %s\n", r->path);
+		uj_keep(u, pfd, name, r->path, true);
 		if (!dry_run)
 			err = restore_file(j, pfd, name, r);
 	} else if (strcmp(op, "deleted") == 0 && g_strcmp0(r->type, "dir") == 0) {
 		printf("restored %s/\n", r->path);
+		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			uj_write(u, "created", r->path, NULL, NULL, NULL, NULL);
 		if (!dry_run && mkdirat(pfd, name, 0700) < 0 &&
 		    !(errno == EEXIST && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)))
 			err = -errno;
@@ -442,12 +607,14 @@ static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry
 		}
 	} else if (strcmp(op, "deleted") == 0 && g_strcmp0(r->type, "symlink") == 0 && r->target) {
 		printf("restored %s -> %s\n", r->path, r->target);
+		uj_write(u, "created", r->path, NULL, NULL, NULL, NULL);
 		if (!dry_run && symlinkat(r->target, pfd, name) < 0)
 			err = -errno;
 		if (!dry_run && !err)
 			set_mtime_at(pfd, name, r->mtime_ns);
 	} else if (strcmp(op, "deleted") == 0 && g_strcmp0(r->type, "fifo") == 0) {
 		printf("restored %s\n", r->path);
+		uj_write(u, "created", r->path, NULL, NULL, NULL, NULL);
 		if (!dry_run && mkfifoat(pfd, name, (mode_t)r->mode & 07777) < 0)
 			err = -errno;
 	} else if ((strcmp(op, "renamed") == 0 || strcmp(op, "exchanged") == 0) && r->new_path) {
@@ -456,6 +623,8 @@ static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry
 		err = vr_resolve_parent(rootfd, r->new_path, &npfd, &nname);
 		if (err == 0) {
 			printf("moved %s back to %s\n", r->new_path, r->path);
+			uj_write(u, strcmp(op, "exchanged") == 0 ? "exchanged" : "renamed", r->new_path, NULL,
+			         NULL, NULL, r->path);
 			unsigned flags = strcmp(op, "exchanged") == 0 ? RENAME_EXCHANGE : RENAME_NOREPLACE;
 			if (!dry_run && renameat2(npfd, nname, pfd, name, flags) < 0)
 				err = -errno;
@@ -470,6 +639,7 @@ static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry
 				char proc[64];
 				snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
 				printf("mode of %s back to %04o\n", r->path, (unsigned)r->mode & 07777);
+				uj_write(u, "chmod", r->path, &st, NULL, NULL, NULL);
 				if (!dry_run && chmod(proc, (mode_t)r->mode & 07777) < 0)
 					err = -errno;
 			}
@@ -516,11 +686,12 @@ int vr_undo_apply(VrJournal *j, const char *project, char **paths, bool force, b
 		return 1;
 	}
 	int failed = 0;
+	UndoJournal *u = dry_run ? NULL : uj_open(j, project);
 	for (guint i = j->records->len; i-- > 0;) {
 		VrJournalRecord *r = g_ptr_array_index(j->records, i);
 		if (!record_selected(r, paths))
 			continue;
-		int err = undo_one(j, rootfd, r, dry_run);
+		int err = undo_one(j, rootfd, r, dry_run, u);
 		if (err == -EFBIG) {
 			fprintf(stderr, "vault-run: undo: %s: its content was not kept (%s): not restored\n",
 			        r->path, r->reason ? r->reason : "skipped");
@@ -532,6 +703,7 @@ int vr_undo_apply(VrJournal *j, const char *project, char **paths, bool force, b
 			failed++;
 		}
 	}
+	uj_close(u, rootfd);
 	close(rootfd);
 	return failed ? 1 : VR_EXIT_OK;
 }

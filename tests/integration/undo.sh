@@ -69,6 +69,19 @@ snap "$P" >"$T/undone"
 if ! vr_check "the tree is byte-identical to before the run" cmp -s "$T/before" "$T/undone"; then
 	diff "$T/before" "$T/undone" | head -20; cat "$T/undo.out"
 fi
+# undo is undoable: its own journal brings the run's result back.
+UJ=$(sed -n 's/^undo journal: \(.*\) (vault-run undo .*/\1/p' "$T/undo.out")
+vr_check "undo names its own journal" test -f "$UJ/manifest.jsonl"
+st=0; "$VR" undo "$UJ" >"$T/reundo.out" 2>&1 || st=$?
+vr_check "undoing the undo succeeds" test "$st" = 0
+snap "$P" >"$T/redone"
+if ! vr_check "undoing the undo gives back the run's result" cmp -s "$T/after" "$T/redone"; then
+	diff "$T/after" "$T/redone" | head -20; cat "$T/reundo.out"
+fi
+# and once more, to leave the project as before the run.
+"$VR" undo --force "$J" >"$T/undo7.out" 2>&1 || cat "$T/undo7.out"
+snap "$P" >"$T/undone2"
+vr_check "undo again restores the original" cmp -s "$T/before" "$T/undone2"
 
 # --- a planted symlink cannot redirect a restore ---
 C="$T/canary"
