@@ -31,7 +31,22 @@ static void inode_free(VrInode *inode)
 	if (inode->fd >= 0)
 		close(inode->fd);
 	g_free(inode->relpath);
+	g_free(inode->name);
 	g_free(inode);
+}
+
+void vr_inode_note_entry(VrInode *inode, VrInode *parent, const char *name)
+{
+	atomic_store(&inode->last_used, g_get_monotonic_time());
+	if (inode == &vr_view->root)
+		return;
+	pthread_mutex_lock(&vr_view->table_lock);
+	inode->parent = parent;
+	if (!inode->name || strcmp(inode->name, name) != 0) {
+		g_free(inode->name);
+		inode->name = g_strdup(name);
+	}
+	pthread_mutex_unlock(&vr_view->table_lock);
 }
 
 void vr_inode_table_free(VrView *v)
@@ -90,7 +105,9 @@ VrInode *vr_inode_intern(int fd, const struct stat *st, const char *relpath, VrD
 		inode->decision = decision;
 		g_hash_table_add(v->table, inode);
 	}
+	size_t size = g_hash_table_size(v->table);
 	pthread_mutex_unlock(&v->table_lock);
+	vr_evict_kick_if_full(size);
 	return inode;
 }
 

@@ -143,6 +143,11 @@ int vr_do_lookup(fuse_req_t req, fuse_ino_t parent_ino, const char *name,
 		return -ENOENT;
 
 	int fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	/* Out of fds (one per inode the kernel holds): cold entries are
+	 * invalidated and the kernel's forgets give fds back. */
+	for (int tries = 0; fd < 0 && (errno == EMFILE || errno == ENFILE) && tries < 100 &&
+	                    vr_evict_wait_for_room(); tries++)
+		fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
 			e->entry_timeout = vr_view->opts->entry_timeout; /* a cacheable miss */
@@ -167,6 +172,7 @@ int vr_do_lookup(fuse_req_t req, fuse_ino_t parent_ino, const char *name,
 	}
 
 	VrInode *inode = vr_inode_intern(fd, &st, relpath, d);
+	vr_inode_note_entry(inode, parent, name);
 	if (op && vr_audit_wants(VR_AUDIT_ALL))
 		vr_audit_req(req, VR_AUDIT_ALL, op, relpath, vr_result_of(d), d.rule, NULL);
 	vr_present_attr(&st);

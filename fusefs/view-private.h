@@ -22,6 +22,13 @@ typedef struct VrInode {
 	char *relpath;      /* last name it was reached by, relative to the project ("" = root) */
 	VrDecision decision;
 	atomic_bool read_logged; /* the "first read in this run" event went out */
+	/* For eviction (evict.c): when the kernel last looked it up, and the
+	 * entry it was last looked up as. parent is only ever used as the
+	 * kernel's node id for a notification, never dereferenced: a stale one
+	 * makes the kernel answer ENOENT. Guarded by the table lock. */
+	atomic_int_fast64_t last_used; /* g_get_monotonic_time() */
+	struct VrInode *parent;
+	char *name;
 } VrInode;
 
 /* An open file (fi->fh). */
@@ -79,6 +86,19 @@ VrDecision vr_inode_decision(VrInode *inode);
 /* After a rename through the view: the moved object and, for a directory,
  * every cached descendant get their new relative path. */
 void vr_inode_renamed(dev_t dev, ino_t ino, const char *oldpath, const char *newpath);
+
+/* inode.c: after a lookup reply is decided, the entry that names inode. */
+void vr_inode_note_entry(VrInode *inode, VrInode *parent, const char *name);
+
+/* evict.c: cold inodes are forgotten by invalidating their entries from a
+ * helper thread (never from a request handler: the kernel would wait for
+ * that very handler). */
+int vr_evict_start(VrView *v);
+void vr_evict_stop(void);
+/* A lookup ran out of fds: evict now, and wait (bounded) for room. */
+bool vr_evict_wait_for_room(void);
+/* Called after an inode is added: wakes the evictor past the high mark. */
+void vr_evict_kick_if_full(size_t table_size);
 
 /* lookup.c */
 char *vr_child_relpath(const char *parent, const char *name);

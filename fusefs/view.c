@@ -187,7 +187,9 @@ int vr_view_run(const VrViewOptions *opts)
 	fuse_loop_cfg_set_clone_fd(cfg, 0);
 	fuse_loop_cfg_set_max_threads(cfg, 16);
 	fuse_loop_cfg_set_idle_threads(cfg, 4);
+	vr_evict_start(&v);
 	int r = fuse_session_loop_mt(v.se, cfg);
+	vr_evict_stop();
 	fuse_loop_cfg_destroy(cfg);
 	if (r < 0)
 		ret = vr_log_errno(-r, "the view stopped");

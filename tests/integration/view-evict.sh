@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Cold-inode eviction (issue 3; fusefs/evict.c): each inode the kernel holds
+# costs the daemon an O_PATH fd, so a walk over a tree bigger than the
+# daemon's RLIMIT_NOFILE must still see every file — the daemon invalidates
+# cold entries, the kernel forgets them, the fds come back.
+. "$(dirname "$0")/../lib/libtest.sh"
+. "$(dirname "$0")/../lib/view-lib.sh"
+vr_require_fuse
+vr_require_cmd python3
+vr_require_cmd prlimit
+
+P="$T/project" M="$T/view"
+N_DIRS=30 PER_DIR=60   # 1800 files + 30 dirs, against 512 fds
+python3 - "$P" "$N_DIRS" "$PER_DIR" <<'PY'
+import os, sys
+root, nd, nf = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for d in range(nd):
+    os.makedirs(f"{root}/d{d:02}")
+    for f in range(nf):
+        with open(f"{root}/d{d:02}/f{f:03}.txt", "w") as fh:
+            fh.write(f"{d}/{f}\n")
+PY
+total=$((N_DIRS * PER_DIR))
+
+vr_mount "$P" "$M" || vr_skip "cannot mount a FUSE view here"
+# Lowered after start-up (the daemon raises its soft limit to the hard one
+# when it starts): now both are 512.
+prlimit --pid "$VR_MOUNT_PID" --nofile=512:512 || vr_skip "cannot lower the daemon's RLIMIT_NOFILE"
+vr_check "the daemon's limit is 512" grep -q 'Max open files *512 *512' "/proc/$VR_MOUNT_PID/limits"
+
+# Walk and read everything, twice (the second walk looks up evicted names again).
+for pass in 1 2; do
+	n=$(find "$M" -type f 2>"$T/find.err" | wc -l)
+	vr_check "walk $pass: find sees all $total files (saw $n)" test "$n" = "$total"
+	vr_check_not "walk $pass: without errors" test -s "$T/find.err"
+	find "$M" -type f -exec cat {} + >"$T/cat.out" 2>"$T/cat.err"
+	vr_check "walk $pass: every file reads ($(wc -l <"$T/cat.out") lines)" test "$(wc -l <"$T/cat.out")" = "$total"
+	vr_check_not "walk $pass: no read errors" test -s "$T/cat.err"
+done
+head -3 "$T/find.err" "$T/cat.err"
+nfd=$(ls "/proc/$VR_MOUNT_PID/fd" | wc -l)
+vr_check "the daemon stays under its limit ($nfd fds)" test "$nfd" -lt 512
+vr_unmount
+vr_check "the daemon ended cleanly" test "$(cat "$T/mount.err" | grep -c -i 'too many open files')" = 0
+view_done
