@@ -16,6 +16,7 @@ typedef enum {
 	OPT_DIE_WITH_PARENT, OPT_ROOTFS, OPT_ALLOW_USERNS, OPT_JSON_STATUS_FD, OPT_TIMEOUT,
 	OPT_AUDIT, OPT_AUDIT_LEVEL, OPT_POLICY, OPT_HIDE, OPT_READONLY, OPT_REDACT, OPT_SHOW,
 	OPT_DRY_RUN, OPT_VERBOSE, OPT_PROFILE, OPT_QUIET, OPT_HELP, OPT_VERSION,
+	OPT_JOURNAL, OPT_JOURNAL_MAX_SIZE,
 	/* accepted for bwrap compatibility; vault-run always does these */
 	OPT_UNSHARE_ALL, OPT_UNSHARE_OTHER,
 } OptId;
@@ -30,6 +31,8 @@ static const struct {
 	{"--net", OPT_NET, 1},
 	{"--profile", OPT_PROFILE, 1},
 	{"--quiet", OPT_QUIET, 0},
+	{"--journal", OPT_JOURNAL, 1},
+	{"--journal-max-size", OPT_JOURNAL_MAX_SIZE, 1},
 	{"--env-allow", OPT_ENV_ALLOW, 1},
 	{"--setenv", OPT_SETENV, 2},
 	{"--unsetenv", OPT_UNSETENV, 1},
@@ -211,6 +214,20 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 		set_str(&plan->profile, a[0]);
 		break;
 	case OPT_QUIET: plan->quiet = TRUE; break;
+	case OPT_JOURNAL:
+		if (strcmp(a[0], "on") != 0 && strcmp(a[0], "off") != 0)
+			return bad_value(error, name, a[0], "'on' or 'off'");
+		plan->journal_off = strcmp(a[0], "off") == 0;
+		break;
+	case OPT_JOURNAL_MAX_SIZE: {
+		char *end;
+		guint64 v = g_ascii_strtoull(a[0], &end, 10);
+		guint shift = !*end ? 0 : strchr("kK", *end) ? 10 : strchr("mM", *end) ? 20 : strchr("gG", *end) ? 30 : 99;
+		if (!a[0][0] || a[0][0] == '-' || shift == 99 || (*end && end[1]) || v > (G_MAXUINT64 >> 30))
+			return bad_value(error, name, a[0], "a size such as 1G, 500M or 1048576");
+		plan->journal_max_size = v << shift;
+		break;
+	}
 	case OPT_UNSHARE_NET: plan->net = VR_NET_NONE; break;
 	case OPT_SHARE_NET: plan->net = VR_NET_HOST; break;
 	case OPT_ENV_ALLOW: g_ptr_array_add(plan->env_allow, g_strdup(a[0])); break;
@@ -384,6 +401,7 @@ void vr_cli_print_help(FILE *out)
 	      "  --hide/--readonly/--redact/--show PATTERN   add a policy rule\n"
 	      "  --policy FILE, --audit FILE|-, --audit-level denied|writes|reads|opens|all\n"
 	      "  --timeout SECONDS, --json-status-fd FD, --allow-userns, --dry-run, --quiet, -v\n"
+	      "  --journal on|off, --journal-max-size SIZE   keep what the run changes for undo\n"
 	      "bubblewrap options: --ro-bind[-try] SRC DEST, --bind[-try] SRC DEST, --dev-bind SRC DEST,\n"
 	      "  --tmpfs DEST, --dir DEST, --symlink TARGET DEST, --proc DEST, --dev DEST, --chdir DIR,\n"
 	      "  --hostname NAME, --unshare-net, --share-net, --new-session, --die-with-parent,\n"

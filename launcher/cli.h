@@ -86,6 +86,8 @@ typedef struct {
 	char *audit_path;
 	char *audit_level;
 	char *policy_file;
+	gboolean journal_off;      /* --journal=off: no undo journal for this run (docs/undo.md) */
+	guint64 journal_max_size;  /* --journal-max-size; 0: the default (1 GiB) */
 	char **command;         /* NULL-terminated; NULL when help/version */
 } VrRunPlan;
 

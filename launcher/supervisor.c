@@ -39,6 +39,7 @@
 #include "net-allow.h"
 #include "proxy.h"
 #include "run-audit.h"
+#include "undo.h"
 #include "view.h"
 
 #define AGENT_ID 65534
@@ -322,7 +323,14 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConf
 	const char *level = plan->audit_level ? plan->audit_level : config->audit_level;
 	if (level && vr_audit_level_parse(level) >= 0)
 		o.audit_level = (VrAuditLevel)vr_audit_level_parse(level);
-	return start_daemon(&o, audit->send_fd, "the project view");
+	/* The undo journal (docs/undo.md): <run-id>.journal next to the log.
+	 * Without it the run still goes on: a journal is a convenience. */
+	if (!plan->journal_off && vr_undo_journal_create(project, audit->run_id, &o.journal_dir_fd) == 0)
+		o.journal_max_size = plan->journal_max_size;
+	pid_t pid = start_daemon(&o, audit->send_fd, "the project view");
+	if (o.journal_dir_fd >= 0)
+		close(o.journal_dir_fd);
+	return pid;
 }
 
 /* A harness directory (e.g. ~/.claude) the agent may write, except for the
