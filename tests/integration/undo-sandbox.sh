@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# A sandbox run keeps its undo journal by default: `vault-run changes` and
+# `vault-run undo` (latest run of the project) put back what the agent did;
+# --journal=off keeps none.
+. "$(dirname "$0")/../lib/libtest.sh"
+. "$(dirname "$0")/../lib/view-lib.sh"
+. "$(dirname "$0")/../lib/sandbox-lib.sh"
+vr_require_sandbox
+
+P="$T/project"
+mkdir -p "$P/src"
+printf 'original\n' >"$P/src/a.txt"
+printf 'keep\n' >"$P/b.txt"
+cd "$P"
+"$VR" --quiet --net none -- sh -c 'echo agent >src/a.txt; rm -rf src; echo new >c.txt; mv b.txt d.txt' ||
+	vr_fail "the run failed"
+vr_check "the agent's changes reached the host" test ! -e "$P/src" -a -f "$P/c.txt"
+"$VR" changes >"$T/changes" 2>&1 || cat "$T/changes"
+vr_check "changes lists the deleted file" grep -qx 'D  src/a.txt' "$T/changes"
+vr_check "changes lists the rename" grep -qx 'R  b.txt -> d.txt' "$T/changes"
+st=0; "$VR" undo >"$T/undo.out" 2>&1 || st=$?
+vr_check "undo of the latest run succeeds" test "$st" = 0
+vr_check "the file is back with its first content" test "$(cat "$P/src/a.txt")" = original
+vr_check "the created file is gone" test ! -e "$P/c.txt"
+vr_check "the rename is undone" test "$(cat "$P/b.txt")" = keep -a ! -e "$P/d.txt"
+SD=$("$VR" audit dir --project "$P")
+njournals() { find "$SD" -maxdepth 1 -name '*.journal' ! -name '*-undo-*' | wc -l; }
+n=$(njournals)
+vr_check "the run's journal is in the state directory" test "$n" -ge 1
+"$VR" --quiet --journal=off --net none -- true || vr_fail "the run with --journal=off failed"
+vr_check "--journal=off makes no journal" test "$(njournals)" = "$n"
+view_done
