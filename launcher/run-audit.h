@@ -31,7 +31,8 @@ void vr_run_audit_send_start(VrRunAudit *a, char *const *argv, const char *proje
 char *vr_run_audit_policy_hash(const VrPolicy *policy);
 /* op "run-end" with the exit status, then waits (at most a few seconds)
  * until the daemon has taken every queued datagram off the socket, so a
- * SIGTERM right after cannot lose the last events. */
+ * SIGTERM right after cannot lose the last events, and closes the sending
+ * end (no event can follow run-end). */
 void vr_run_audit_send_end(VrRunAudit *a, int exit_status);
 /* Once the daemon has exited: one line on stderr with what the run read,
  * wrote and was refused, and where the log is (counts only for a file). */
