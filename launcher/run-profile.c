@@ -30,9 +30,9 @@ static gboolean path_is_in(const char *path, const char *dir)
 /* Every writable harness directory is served through a view of its own:
  * its read-only paths (ro-inside) are that view's whole policy — a bind of
  * a file on top would not cover a settings file the harness has not written
- * yet, which the agent could then create — its accesses reach the audit log,
- * and when vault-run runs as root the view presents the directory as owned
- * by the agent's uid, as it does the project. */
+ * yet, which the agent could then create — and when vault-run runs as root
+ * the view presents the directory as owned by the agent's uid, as it does the
+ * project. (These views keep no audit log of their own yet.) */
 static void add_guarded(VrRunPlan *plan, const VrProfile *p)
 {
 	for (guint i = 0; i < p->rw->len; i++) {
