@@ -7,6 +7,7 @@
 #include "log.h"
 #include "run.h"
 #include "run-profile.h"
+#include "run-worktree.h"
 
 int vr_cmd_run(int argc, char **argv)
 {
@@ -26,7 +27,7 @@ int vr_cmd_run(int argc, char **argv)
 	}
 	if (plan->verbose)
 		vr_log_set_level(plan->verbose > 1 ? VR_LOG_DEBUG : VR_LOG_INFO);
-	if (!vr_run_apply_profile(plan, &error)) {
+	if (!vr_run_apply_profile(plan, &error) || !vr_run_apply_worktree(plan, &error)) {
 		vr_error("%s", error->message);
 		return VR_EXIT_ERROR;
 	}
