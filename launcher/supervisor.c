@@ -791,12 +791,13 @@ int vr_supervisor_run(VrRunPlan *plan)
 		    si.ssi_signo == SIGQUIT) {
 			/* A stopped view daemon must not keep the run alive: a request it
 			 * had read before stopping holds its caller in an unkillable
-			 * wait. Let the daemons run, and if COMMAND still has not ended
-			 * after a grace period, SIGKILL the sandbox (and then, below,
-			 * the daemons, which aborts any request still pending). */
+			 * wait. Let the daemons run. A request to end (not SIGINT: an
+			 * agent's TUI takes ^C as "stop this step") is enforced after a
+			 * grace period, as docker does: SIGKILL of the sandbox, and then,
+			 * below, of the daemons, which aborts any request still pending. */
 			continue_daemons(daemon, guards);
-			if (!kill_at && !timed_out)
-				kill_at = g_get_monotonic_time() + 5 * G_USEC_PER_SEC;
+			if (si.ssi_signo != SIGINT && !kill_at && !timed_out)
+				kill_at = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
 		}
 	}
 	if (sfd >= 0)

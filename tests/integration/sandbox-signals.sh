@@ -35,5 +35,16 @@ vr_check "--timeout says so" grep -q "timed out" "$T/timeout.err"
 "$VR" --project "$P" --json-status-fd 3 -- sh -c 'exit 7' 3>"$T/status.json" || true
 vr_check "json status: child-pid" grep -qE '^\{ "child-pid": [0-9]+' "$T/status.json"
 vr_check "json status: exit-code" grep -qE '^\{ "exit-code": 7 \}' "$T/status.json"
+# SIGINT is "stop this step" to an agent's TUI: a COMMAND that handles it
+# keeps running — vault-run never escalates an interrupt to SIGKILL.
+"$VR" --project "$P" --quiet -- sh -c 'trap "echo interrupted" INT; i=0; while [ $i -lt 70 ]; do sleep 0.1; i=$((i+1)); done; echo survived' \
+	>"$T/int.out" 2>&1 &
+sup=$!
+for _ in $(seq 100); do pgrep -P "$sup" >/dev/null && break; sleep 0.05; done
+sleep 0.5
+kill -INT "$sup"
+st=0; wait "$sup" || st=$?
+vr_check "a handled SIGINT does not end the run (exit $st)" test "$st" = 0
+vr_check "COMMAND handled it and ran on" grep -q survived "$T/int.out"
 vr_check "--hostname sets the sandbox's host name" test "$("$VR" --project "$P" --hostname vrbox -- cat /proc/sys/kernel/hostname)" = vrbox
 vr_done
