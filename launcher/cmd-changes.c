@@ -37,17 +37,10 @@ int vr_cmd_changes(int argc, char **argv)
 			return VR_EXIT_ERROR;
 		}
 	}
-	g_autofree char *dir = NULL;
 	char **paths = NULL;
-	if (vr_undo_parse_operands(project, argc - optind, argv + optind, &dir, &paths) != 0)
-		return VR_EXIT_ERROR;
+	const char *root = NULL;
 	g_autoptr(VrJournal) j = NULL;
-	if (vr_journal_load(dir, &j) < 0)
+	if (vr_undo_open("changes", project, argc - optind, argv + optind, &j, &root, &paths) != 0)
 		return VR_EXIT_ERROR;
-	const char *root = project ? project : j->project;
-	if (!root) {
-		fprintf(stderr, "vault-run: changes: the journal %s names no project: use --project\n", dir);
-		return VR_EXIT_ERROR;
-	}
 	return vr_changes_print(j, root, paths, diff);
 }

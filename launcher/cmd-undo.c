@@ -40,6 +40,25 @@ int vr_undo_parse_operands(const char *project, int argc, char **argv, char **re
 	return 0;
 }
 
+int vr_undo_open(const char *cmd, const char *project, int argc, char **argv, VrJournal **ret_j,
+                 const char **ret_root, char ***ret_paths)
+{
+	g_autofree char *dir = NULL;
+	if (vr_undo_parse_operands(project, argc, argv, &dir, ret_paths) != 0)
+		return VR_EXIT_ERROR;
+	g_autoptr(VrJournal) j = NULL;
+	if (vr_journal_load(dir, &j) < 0)
+		return VR_EXIT_ERROR;
+	const char *root = project ? project : j->project;
+	if (!root) {
+		fprintf(stderr, "vault-run: %s: the journal %s names no project: use --project\n", cmd, dir);
+		return VR_EXIT_ERROR;
+	}
+	*ret_root = root;
+	*ret_j = g_steal_pointer(&j);
+	return 0;
+}
+
 int vr_cmd_undo(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -66,17 +85,10 @@ int vr_cmd_undo(int argc, char **argv)
 			return VR_EXIT_ERROR;
 		}
 	}
-	g_autofree char *dir = NULL;
 	char **paths = NULL;
-	if (vr_undo_parse_operands(project, argc - optind, argv + optind, &dir, &paths) != 0)
-		return VR_EXIT_ERROR;
+	const char *root = NULL;
 	g_autoptr(VrJournal) j = NULL;
-	if (vr_journal_load(dir, &j) < 0)
+	if (vr_undo_open("undo", project, argc - optind, argv + optind, &j, &root, &paths) != 0)
 		return VR_EXIT_ERROR;
-	const char *root = project ? project : j->project;
-	if (!root) {
-		fprintf(stderr, "vault-run: undo: the journal %s names no project: use --project\n", dir);
-		return VR_EXIT_ERROR;
-	}
 	return vr_undo_apply(j, root, paths, force, dry_run);
 }

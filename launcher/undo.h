@@ -36,6 +36,13 @@ int vr_journal_locate(const char *project, const char *run, char **ret);
 int vr_undo_parse_operands(const char *project, int argc, char **argv, char **ret_dir,
                            char ***ret_paths);
 
+/* The shared start of `undo` and `changes` (CMD names it in messages):
+ * operands → the journal (*ret_j, free it) → the project root (*ret_root,
+ * --project or the journal's own; points into PROJECT or *ret_j).
+ * 0 or VR_EXIT_ERROR (said on stderr). */
+int vr_undo_open(const char *cmd, const char *project, int argc, char **argv, VrJournal **ret_j,
+                 const char **ret_root, char ***ret_paths);
+
 /* Makes the journal directory of run RUN_ID of PROJECT, next to its log in
  * the checked state directory: <project dir>/<RUN_ID>.journal (0700, must
  * not exist). *ret_fd: O_RDONLY|O_DIRECTORY|O_CLOEXEC, for
