@@ -2,25 +2,19 @@
 
 #include <string.h>
 
+#include "config.h"
 #include "policy.h"
 
 #define PROFILE_SUFFIX ".profile"
-
-/* $XDG_CONFIG_HOME, read each time (glib caches g_get_user_config_dir()). */
-static char *user_config_dir(void)
-{
-	const char *xdg = g_getenv("XDG_CONFIG_HOME");
-	if (xdg && g_path_is_absolute(xdg))
-		return g_strdup(xdg);
-	return g_build_filename(g_get_home_dir(), ".config", NULL);
-}
 
 /* Directories searched for profiles, most specific first. */
 static GPtrArray *profile_dirs(const char *subdir)
 {
 	GPtrArray *dirs = g_ptr_array_new_with_free_func(g_free);
-	g_autofree char *config = user_config_dir();
-	g_ptr_array_add(dirs, g_build_filename(config, "vault-run", "profiles", subdir, NULL));
+	/* Next to the user config, as policy/config.c places it. */
+	g_autofree char *config = vr_config_user_path();
+	g_autofree char *config_dir = g_path_get_dirname(config);
+	g_ptr_array_add(dirs, g_build_filename(config_dir, "profiles", subdir, NULL));
 	g_ptr_array_add(dirs, g_build_filename(VR_DATADIR, "profiles", subdir, NULL));
 	g_ptr_array_add(dirs, g_build_filename(VR_SRCDATADIR, "profiles", subdir, NULL));
 	return dirs;
