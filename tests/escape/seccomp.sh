@@ -2,7 +2,9 @@
 # The seccomp filter: each blocked syscall answers EPERM (clone3: ENOSYS)
 # inside, where the same call outside gets the kernel's own answer — so the
 # difference is the filter's doing, not an accident of the arguments.
-# Includes TIOCSTI with junk in the high 32 bits (CVE-2019-10063).
+# Includes TIOCSTI with junk in the high 32 bits (CVE-2019-10063), and the
+# same calls through the compat ABIs a filter for x86-64 alone would miss:
+# i386 (`int $0x80` from this 64-bit helper) and x32 (bit 30 set).
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
 vr_require_sandbox
@@ -17,6 +19,10 @@ cat "$T/inside"
 while read -r name want; do
 	in=$(awk -v n="$name" '$1 == n { print $2 }' "$T/inside")
 	out=$(awk -v n="$name" '$1 == n { print $2 }' "$T/outside")
+	if [ -z "$out" ] && grep -q '^i386-abi unavailable' "$T/outside"; then
+		echo "note: $name: this kernel has no i386 ABI (int \$0x80 gives SIGSEGV); nothing to attack"
+		continue
+	fi
 	if [ "$out" = "$want" ]; then
 		echo "note: $name already answers $want outside; the check proves nothing here"
 		continue
@@ -37,6 +43,14 @@ umount2 EPERM
 open_by_handle_at EPERM
 clone3 ENOSYS
 unshare-user EPERM
+x32-keyctl EPERM
+x32-unshare-user EPERM
+i386-keyctl EPERM
+i386-bpf EPERM
+i386-tiocsti EPERM
+i386-mount EPERM
+i386-umount2 EPERM
+i386-unshare-user EPERM
 LIST
 
 # The proof that nested user namespaces are filtered, not impossible: with

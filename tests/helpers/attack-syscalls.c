@@ -34,6 +34,61 @@ static void report(const char *name, long r)
 	printf("%s %s\n", name, ename(r < 0 ? errno : 0));
 }
 
+#if defined(__x86_64__)
+/* The i386 ABI reached from this 64-bit process with `int $0x80`: the kernel
+ * runs the 32-bit syscall table (numbers differ: keyctl is 288, not 250)
+ * and seccomp sees AUDIT_ARCH_I386, so a filter written for x86-64 alone
+ * lets these through. No 32-bit binary or multilib compiler is needed. */
+static long i386_syscall(long nr, long a, long b, long c)
+{
+	long r;
+	__asm__ volatile("int $0x80"
+	                 : "=a"(r)
+	                 : "a"(nr), "b"(a), "c"(b), "d"(c)
+	                 : "r8", "r9", "r10", "r11", "memory", "cc");
+	if (r < 0 && r > -4096) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+static void i386_attacks_in_child(int null)
+{
+	report("i386-keyctl", i386_syscall(288, 0, -3, 0));
+	report("i386-bpf", i386_syscall(357, -1, 0, 0));
+	report("i386-tiocsti", i386_syscall(54, null, TIOCSTI, 0));
+	report("i386-mount", i386_syscall(21, 0, 0, 0));
+	report("i386-umount2", i386_syscall(52, 0, 0, 0));
+	report("i386-unshare-user", i386_syscall(310, CLONE_NEWUSER, 0, 0));
+}
+
+/* Some kernels (ia32_emulation=0, some hypervisors) answer `int $0x80` with
+ * SIGSEGV: then there is no i386 ABI to attack, and the lines say so. */
+static void i386_attacks(int null)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		i386_attacks_in_child(null);
+		fflush(stdout);
+		_exit(0);
+	}
+	int st = 0;
+	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
+		printf("i386-abi unavailable\n");
+}
+
+/* The x32 ABI: x86-64 numbers with bit 30 set. Kernels built without
+ * CONFIG_X86_X32_ABI answer ENOSYS outside, and the test says so. */
+static void x32_attacks(void)
+{
+	const long x32 = 0x40000000L;
+	report("x32-keyctl", syscall(x32 | SYS_keyctl, 0, -3, 0));
+	report("x32-unshare-user", syscall(x32 | SYS_unshare, CLONE_NEWUSER));
+}
+#endif
+
 int main(void)
 {
 	int null = open("/dev/null", O_RDWR);
@@ -59,7 +114,13 @@ int main(void)
 	if (pid > 0)
 		waitpid(pid, NULL, 0);
 	report("clone-newuser", pid);
-	/* last: on success it changes our user namespace */
+#if defined(__x86_64__)
+	x32_attacks();
+#endif
+	/* last: on success they change our user namespace */
 	report("unshare-user", syscall(SYS_unshare, CLONE_NEWUSER));
+#if defined(__x86_64__)
+	i386_attacks(null);
+#endif
 	return 0;
 }
