@@ -17,6 +17,7 @@ typedef enum {
 	OPT_AUDIT, OPT_AUDIT_LEVEL, OPT_POLICY, OPT_HIDE, OPT_READONLY, OPT_REDACT, OPT_SHOW,
 	OPT_DRY_RUN, OPT_VERBOSE, OPT_PROFILE, OPT_QUIET, OPT_HELP, OPT_VERSION,
 	OPT_JOURNAL, OPT_JOURNAL_MAX_SIZE,
+	OPT_MEMORY, OPT_PIDS, OPT_CPU,
 	/* accepted for bwrap compatibility; vault-run always does these */
 	OPT_UNSHARE_ALL, OPT_UNSHARE_OTHER,
 } OptId;
@@ -33,6 +34,9 @@ static const struct {
 	{"--quiet", OPT_QUIET, 0},
 	{"--journal", OPT_JOURNAL, 1},
 	{"--journal-max-size", OPT_JOURNAL_MAX_SIZE, 1},
+	{"--memory", OPT_MEMORY, 1},
+	{"--pids", OPT_PIDS, 1},
+	{"--cpu", OPT_CPU, 1},
 	{"--env-allow", OPT_ENV_ALLOW, 1},
 	{"--setenv", OPT_SETENV, 2},
 	{"--unsetenv", OPT_UNSETENV, 1},
@@ -228,6 +232,18 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 		plan->journal_max_size = v << shift;
 		break;
 	}
+	case OPT_MEMORY:
+		if (!vr_limits_parse_memory(a[0], &plan->limits.memory))
+			return bad_value(error, name, a[0], VR_LIMITS_MEMORY_SYNTAX);
+		break;
+	case OPT_PIDS:
+		if (!vr_limits_parse_pids(a[0], &plan->limits.pids))
+			return bad_value(error, name, a[0], VR_LIMITS_PIDS_SYNTAX);
+		break;
+	case OPT_CPU:
+		if (!vr_limits_parse_cpu(a[0], &plan->limits.cpu))
+			return bad_value(error, name, a[0], VR_LIMITS_CPU_SYNTAX);
+		break;
 	case OPT_UNSHARE_NET: plan->net = VR_NET_NONE; break;
 	case OPT_SHARE_NET: plan->net = VR_NET_HOST; break;
 	case OPT_ENV_ALLOW: g_ptr_array_add(plan->env_allow, g_strdup(a[0])); break;
@@ -402,6 +418,7 @@ void vr_cli_print_help(FILE *out)
 	      "  --policy FILE, --audit FILE|-, --audit-level denied|writes|reads|opens|all\n"
 	      "  --timeout SECONDS, --json-status-fd FD, --allow-userns, --dry-run, --quiet, -v\n"
 	      "  --journal on|off, --journal-max-size SIZE   keep what the run changes for undo\n"
+	      "  --memory SIZE, --pids N, --cpu CPUS   cgroup limits (e.g. 2G, 200, 1.5 or 50%)\n"
 	      "bubblewrap options: --ro-bind[-try] SRC DEST, --bind[-try] SRC DEST, --dev-bind SRC DEST,\n"
 	      "  --tmpfs DEST, --dir DEST, --symlink TARGET DEST, --proc DEST, --dev DEST, --chdir DIR,\n"
 	      "  --hostname NAME, --unshare-net, --share-net, --new-session, --die-with-parent,\n"

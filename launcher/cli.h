@@ -6,6 +6,7 @@
 #include <glib.h>
 #include <stdio.h>
 #include "policy.h"
+#include "resource-limits.h"
 #include "sandbox.h"
 
 #define VR_CLI_ERROR (vr_cli_error_quark())
@@ -88,6 +89,7 @@ typedef struct {
 	char *policy_file;
 	gboolean journal_off;      /* --journal=off: no undo journal for this run (docs/undo.md) */
 	guint64 journal_max_size;  /* --journal-max-size; 0: the default (1 GiB) */
+	VrLimits limits;           /* --memory/--pids/--cpu; 0: the config's, else none (cgroup.c) */
 	char **command;         /* NULL-terminated; NULL when help/version */
 } VrRunPlan;
 

@@ -16,6 +16,7 @@
 
 #include "commands.h"
 #include "common/exitcode.h"
+#include "cgroup.h"
 #include "run.h"
 
 static gboolean color;
@@ -57,7 +58,7 @@ int vr_cmd_doctor(int argc, char **argv)
 	if (argc > 1) {
 		if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 			printf("Usage: vault-run doctor\nChecks user namespaces, /dev/fuse, fusermount3, "
-			       "seccomp, Landlock and cgroup v2; exit 0 when a sandbox can run.\n");
+			       "seccomp, Landlock and the cgroup for limits; exit 0 when a sandbox can run.\n");
 			return VR_EXIT_OK;
 		}
 		fprintf(stderr, "vault-run: doctor takes no arguments; see vault-run doctor --help\n");
@@ -97,8 +98,13 @@ int vr_cmd_doctor(int argc, char **argv)
 	                              : g_strdup("not available (add 'landlock' to the lsm= boot parameter)");
 	report(abi > 0, FALSE, "Landlock", ll);
 
-	gboolean cgroup2 = access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0;
-	report(cgroup2, FALSE, "cgroup v2", cgroup2 ? NULL : "not mounted at /sys/fs/cgroup");
+	/* Which mechanism --memory/--pids/--cpu would use (cgroup.c). */
+	VrIdentity id;
+	vr_userns_identity(&id);
+	VrLimits all = {1ULL << 30, 100, 1};
+	g_autofree char *cg_detail = NULL;
+	gboolean limits = vr_cgroup_probe(&all, id.host_root, &cg_detail) != VR_CGROUP_NONE;
+	report(limits, FALSE, "cgroup limits (--memory, --pids, --cpu)", cg_detail);
 
 	g_autofree char *bwrap = g_find_program_in_path("bwrap");
 	report(TRUE, FALSE, "bubblewrap (only for bench/)", bwrap ? bwrap : "not installed");

@@ -36,6 +36,7 @@
 #include "fd-util.h"
 #include "log.h"
 #include "config.h"
+#include "cgroup.h"
 #include "net-allow.h"
 #include "proxy.h"
 #include "run-audit.h"
@@ -444,6 +445,7 @@ int vr_supervisor_run(VrRunPlan *plan)
 			return VR_EXIT_ERROR;
 		}
 	}
+	vr_limits_fill(&plan->limits, &config->limits);
 	g_autoptr(VrNetAllow) allow = NULL;
 	if (plan->net == VR_NET_DEFAULT && config->net) {
 		if (strcmp(config->net, "host") == 0) {
@@ -579,6 +581,7 @@ int vr_supervisor_run(VrRunPlan *plan)
 				printf("%s%s", j ? "," : " readonly: ", (const char *)g_ptr_array_index(g->readonly, j));
 			printf("\n");
 		}
+		vr_cgroup_print_plan(&plan->limits, id.host_root);
 		return VR_EXIT_OK;
 	}
 
@@ -589,6 +592,11 @@ int vr_supervisor_run(VrRunPlan *plan)
 		return VR_EXIT_ERROR;
 	}
 	close(fuse_fd);
+
+	/* Before the user namespace: the cgroup helper keeps the host's credentials. */
+	VrCgroup *cgroup = NULL;
+	if (vr_limits_any(&plan->limits) && !(cgroup = vr_cgroup_start(&plan->limits, id.host_root)))
+		return VR_EXIT_ERROR;
 
 	/* The log is created now, as the user, before any namespace. */
 	VrRunAudit audit;
@@ -675,6 +683,14 @@ int vr_supervisor_run(VrRunPlan *plan)
 		vr_sandbox_main(&spec);
 	}
 	close(sync[0]);
+	/* In its cgroup before it builds its root, so all under it is limited. */
+	if (cgroup && vr_cgroup_attach(cgroup, sandbox) < 0) {
+		close(sync[1]); /* EOF: the child exits without running COMMAND */
+		kill(sandbox, SIGKILL);
+		waitpid(sandbox, NULL, 0);
+		sandbox = -1;
+		goto out;
+	}
 	if (plan->net == VR_NET_ALLOW) {
 		/* The child waits on sync before building its root: its netns
 		 * exists, COMMAND does not run yet, so the proxy listens before
@@ -812,6 +828,8 @@ out:
 		kill(sandbox, SIGKILL);
 		waitpid(sandbox, NULL, 0);
 	}
+	if (cgroup)
+		vr_cgroup_report(vr_cgroup_finish(cgroup), &plan->limits);
 	/* The proxy first: its last connect events go out when it ends. */
 	stop_daemon(proxy, "the network proxy");
 	if (daemon > 0)

@@ -19,14 +19,14 @@
 
 typedef struct {
 	const char *group;
-	const char *keys[7];
+	const char *keys[10];
 	const char *expected; /* for the "unknown key" message */
 } GroupSpec;
 
 static const GroupSpec groups[] = {
 	{"policy", {"hide", "readonly", "redact", "show"}, "hide, readonly, redact or show"},
-	{"sandbox", {"net", "env-allow", "setenv", "ro-bind", "bind", "profile"},
-	 "net, env-allow, setenv, ro-bind, bind or profile"},
+	{"sandbox", {"net", "env-allow", "setenv", "ro-bind", "bind", "profile", "memory", "pids", "cpu"},
+	 "net, env-allow, setenv, ro-bind, bind, profile, memory, pids or cpu"},
 	{"audit", {"level", "path"}, "level or path"},
 	/* Not from a project file (only [policy] is): turning the scan off
 	 * or raising its limit would loosen the view. */
@@ -203,6 +203,24 @@ static gboolean append_list(GKeyFile *kf, const KeyLine *kl, const char *name, G
 	return TRUE;
 }
 
+/* [sandbox] memory/pids/cpu: the syntax of --memory/--pids/--cpu (resource-limits.h). */
+static gboolean load_limit_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl,
+                               const char *name, GError **error)
+{
+	g_autofree char *v = NULL;
+	if (!get_string(kf, kl, name, &v, error))
+		return FALSE;
+	const char *k = kl->key;
+	gboolean ok = strcmp(k, "memory") == 0 ? vr_limits_parse_memory(v, &config->limits.memory)
+	              : strcmp(k, "pids") == 0 ? vr_limits_parse_pids(v, &config->limits.pids)
+	                                       : vr_limits_parse_cpu(v, &config->limits.cpu);
+	if (!ok)
+		return fail(error, name, kl->line, "%s = '%s'; expected %s", k, v,
+		            strcmp(k, "memory") == 0 ? VR_LIMITS_MEMORY_SYNTAX
+		            : strcmp(k, "pids") == 0 ? VR_LIMITS_PIDS_SYNTAX : VR_LIMITS_CPU_SYNTAX);
+	return TRUE;
+}
+
 static gboolean load_sandbox_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl,
                                  const char *name, GError **error)
 {
@@ -217,6 +235,8 @@ static gboolean load_sandbox_key(VrConfig *config, GKeyFile *kf, const KeyLine *
 	}
 	if (strcmp(k, "profile") == 0)
 		return get_string(kf, kl, name, &config->profile, error);
+	if (strcmp(k, "memory") == 0 || strcmp(k, "pids") == 0 || strcmp(k, "cpu") == 0)
+		return load_limit_key(config, kf, kl, name, error);
 	if (strcmp(k, "env-allow") == 0)
 		return append_list(kf, kl, name, config->env_allow, FALSE, error);
 	if (strcmp(k, "setenv") == 0)

@@ -2,6 +2,7 @@
  * See docs/policy.md for the format. */
 #pragma once
 #include "policy.h"
+#include "resource-limits.h"
 
 typedef enum {
 	VR_SOURCE_USER,     /* $XDG_CONFIG_HOME/vault-run/config: may hold everything */
@@ -18,6 +19,7 @@ typedef struct {
 	GPtrArray *ro_binds;      /* host paths (char *) bound read-only */
 	GPtrArray *rw_binds;      /* host paths (char *) bound read-write */
 	char *profile;
+	VrLimits limits;          /* memory, pids, cpu; 0: unset */
 	/* [audit] */
 	char *audit_level;        /* "denied".."all" */
 	char *audit_path;
