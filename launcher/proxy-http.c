@@ -34,6 +34,11 @@ static void reply_error(GSocketConnection *client, ProxyConn *c, ProxyStatus st)
 		body = g_strdup_printf("vault-run: cannot reach %s:%u: %s\n", c->host, c->port, c->reason);
 		if (st == PROXY_UNREACHABLE)
 			reply(client, 504, "Gateway Timeout", body);
+		else if (st == PROXY_NO_HOST)
+			/* Not a 5xx: clients (the AI SDKs of opencode & co.) retry a 5xx
+			 * with backoff for a minute; a name that does not resolve from
+			 * here (no network, no DNS) will not resolve a second later. */
+			reply(client, 404, "Not Found", body);
 		else
 			reply(client, 502, "Bad Gateway", body);
 	}

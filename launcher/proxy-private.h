@@ -16,7 +16,7 @@ typedef struct VrProxy VrProxy;
 typedef enum {
 	PROXY_OK,
 	PROXY_DENIED,      /* refused by the policy: 403 / SOCKS 0x02 */
-	PROXY_NO_HOST,     /* name did not resolve: 502 / SOCKS 0x04 */
+	PROXY_NO_HOST,     /* name did not resolve: 404 / SOCKS 0x04 */
 	PROXY_REFUSED,     /* upstream refused: 502 / SOCKS 0x05 */
 	PROXY_UNREACHABLE, /* timeout, no route…: 504 / SOCKS 0x04 */
 } ProxyStatus;
