@@ -35,6 +35,10 @@ static const char starter[] =
 	"# Host paths shared read-only / read-write:\n"
 	"# ro-bind = /opt/tools\n"
 	"# bind = /var/cache/ccache\n"
+	"# Resource limits of every run (cgroup; a run is refused where they cannot be enforced):\n"
+	"# memory = 4G\n"
+	"# pids = 500\n"
+	"# cpu = 2\n"
 	"\n"
 	"[audit]\n"
 	"# denied < writes < reads (default) < opens < all\n"
@@ -97,6 +101,17 @@ static int show(const char *project, const char *policy_file)
 	print_list("setenv", config->env_set);
 	print_list("ro-bind", config->ro_binds);
 	print_list("bind", config->rw_binds);
+	VrLimits mem = {config->limits.memory, 0, 0};
+	g_autofree char *mem_text = vr_limits_describe(&mem);
+	printf("  %-10s %s\n", "memory", config->limits.memory ? mem_text + strlen("memory ") : "(none)");
+	if (config->limits.pids)
+		printf("  %-10s %u\n", "pids", config->limits.pids);
+	else
+		printf("  %-10s (none)\n", "pids");
+	if (config->limits.cpu > 0)
+		printf("  %-10s %g\n", "cpu", config->limits.cpu);
+	else
+		printf("  %-10s (none)\n", "cpu");
 	printf("[audit]\n");
 	printf("  %-10s %s\n", "level", config->audit_level ? config->audit_level : "reads (default)");
 	printf("  %-10s %s\n", "path", config->audit_path ? config->audit_path : "(default: the state directory)");

@@ -16,6 +16,11 @@ cd "$P"
 plan=$("$VR" --project "$P" --dry-run --memory 64M --pids 30 --cpu 0.2 -- true | grep '^limits:')
 vr_check "--dry-run shows the limits" grep -q 'memory 64M, pids 30, cpu 0.2' <<<"$plan"
 echo "$plan"
+# The same keys in the user config; the command line wins over them.
+mkdir -p "$T/config/vault-run"
+printf '[sandbox]\nmemory = 1G\npids = 99\ncpu = 150%%\n' >"$T/config/vault-run/config"
+cplan=$(XDG_CONFIG_HOME="$T/config" "$VR" --project "$P" --dry-run --pids 40 -- true | grep '^limits:')
+vr_check "config keys memory/pids/cpu, --pids over pids" grep -q 'memory 1G, pids 40, cpu 1.5' <<<"$cplan"
 
 if [ -z "${VR_TEST_USER:-}${VR_TEST_UNSHARE:-}" ] && ! grep -q ' via ' <<<"$plan"; then
 	vr_skip "no cgroup mechanism for the limits as root here: $plan"
