@@ -447,37 +447,19 @@ static G_GNUC_NORETURN void helper_main(int sock, const VrLimits *l, gboolean ho
 {
 	Helper h = {VR_CGROUP_NONE, g_strdup_printf(PREFIX "%d", (int)getpid()),
 	            g_ptr_array_new_with_free_func(g_free), NULL, NULL, host_root, *l};
-	g_autofree char *error = NULL, *why_systemd = NULL;
-	if (vr_cgroup_systemd_usable(l, host_root, &why_systemd)) {
-		h.mech = VR_CGROUP_SYSTEMD;
-	} else {
-		/* v2 when usable, else v1; the refusal names every reason. */
-		g_autofree char *why_v2 = NULL;
-		g_autofree char *own = NULL;
-		if (v2_usable(l, &own, &why_v2)) {
-			h.mech = VR_CGROUP_V2;
-			if (!setup_v2(&h, l, &error))
-				h.mech = VR_CGROUP_NONE;
-		} else {
-			char *dirs[3];
-			g_autofree char *why_v1 = NULL;
-			if (v1_usable(l, host_root, dirs, &why_v1)) {
-				for (int i = 0; i < 3; i++)
-					g_free(dirs[i]);
-				h.mech = VR_CGROUP_V1;
-				if (!setup_v1(&h, l, &error))
-					h.mech = VR_CGROUP_NONE;
-			} else {
-				error = g_strdup_printf("%s; %s; %s; %s", why_systemd, why_v2, why_v1, fix);
-			}
-		}
+	g_autofree char *error = NULL;
+	h.mech = vr_cgroup_probe(l, host_root, &error);
+	/* systemd: the scope is made at attach time, around the pid. */
+	if (h.mech == VR_CGROUP_V2 || h.mech == VR_CGROUP_V1) {
+		g_clear_pointer(&error, g_free); /* the probe's description */
+		if (!(h.mech == VR_CGROUP_V2 ? setup_v2(&h, l, &error) : setup_v1(&h, l, &error)))
+			h.mech = VR_CGROUP_NONE;
 	}
 	if (h.mech == VR_CGROUP_NONE) {
 		helper_cleanup(&h);
 		reply(sock, "err %s", error);
 		_exit(1);
 	}
-	/* systemd: the scope, with the limits, is made at attach time. */
 	reply(sock, "ok");
 	for (;;) {
 		char buf[256];
