@@ -352,19 +352,30 @@ void vr_audit_out_write(const VrAuditLine *lines, size_t n)
 	}
 }
 
+/* The seal record (and the head records before it) into OUT, chained as C. */
+static void build_seal(GString *out, Chain *c, uint64_t dropped)
+{
+	g_autoptr(GString) l = g_string_new(NULL);
+	*c = O.chain;
+	g_string_truncate(out, 0);
+	head_records(out, c);
+	record_start(l, "seal");
+	g_string_append_printf(l, ",\"records\":%" G_GUINT64_FORMAT ",\"denied\":%" G_GUINT64_FORMAT
+	                          ",\"dropped\":%" G_GUINT64_FORMAT ",\"lost\":%" G_GUINT64_FORMAT "}",
+	                       c->seq, O.denied, dropped, O.lost_total + O.lost);
+	chain_line(out, c, l->str, l->len);
+}
+
 void vr_audit_out_seal(uint64_t dropped)
 {
 	if (O.failed)
 		return;
 	g_autoptr(GString) out = g_string_new(NULL);
-	g_autoptr(GString) l = g_string_new(NULL);
-	Chain c = O.chain;
-	head_records(out, &c);
-	record_start(l, "seal");
-	g_string_append_printf(l, ",\"records\":%" G_GUINT64_FORMAT ",\"denied\":%" G_GUINT64_FORMAT
-	                          ",\"dropped\":%" G_GUINT64_FORMAT ",\"lost\":%" G_GUINT64_FORMAT "}",
-	                       c.seq, O.denied, dropped, O.lost_total + O.lost);
-	chain_line(out, &c, l->str, l->len);
+	Chain c;
+	build_seal(out, &c, dropped);
+	/* The seal keeps to the limit like any record. */
+	if (O.max_size && O.fd >= 0 && O.regular && O.size > 0 && O.size + out->len > O.max_size && rotate())
+		build_seal(out, &c, dropped);
 	commit(out, &c, 1, 0);
 }
 
