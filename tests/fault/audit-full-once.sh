@@ -5,7 +5,7 @@
 # while the agent works.
 #   closed (the default): vault-run stops the agent at once, says so in one
 #     line naming the log and the reason, exits 125; the log holds whole
-#     records that verify as "unsealed"; nothing is left mounted or running.
+#     records that verify as "unsealed"; nothing of the run is left running.
 #   open: the run goes on; once space is back, the log says how many records
 #     were lost (exactly the agent's records that are not in it), before the
 #     ones that follow, and the log verifies as sealed.
@@ -56,8 +56,9 @@ vr_check "closed: exactly one line from vault-run" test "$(grep -c '^vault-run' 
 vr_check "closed: it names the log, the reason and the mode" \
 	grep -qF "vault-run: cannot write the audit log $LOG: No space left on device; stopping the agent (--audit-fail=closed)" "$T/closed.err"
 vr_check_not "closed: the agent did not go on" grep -q agent-done "$T/closed.out"
-vr_check_not "closed: no agent process is left" pgrep -f "$MARK"
-vr_check "closed: no view is left mounted" test "$(grep -c 'fuse.vault-run' /proc/self/mounts)" = 0
+# The supervisor and the view daemon (forked, same argv) carry $MARK too;
+# the view's mount lived in the supervisor's namespace, gone with it.
+vr_check_not "closed: no process of the run is left (supervisor, daemon, agent)" pgrep -f "$MARK"
 "$VR" audit verify "$LOG" >"$T/v" 2>&1 && rc=0 || rc=$?
 cat "$T/v"
 vr_check "closed: the log verifies as unsealed (exit 2), ending with a whole record" \
