@@ -254,6 +254,8 @@ out_audit:
 	vr_journal_stop(); /* after the unmount: no op can race the final records */
 	vr_files_close_all(&v); /* before the writer stops: their close events */
 	vr_audit_stop();
+	if (vr_view_audit_failed())
+		ret = -EIO; /* also when it was the last records, the seal, that failed */
 out_table:
 	vr_files_close_all(&v);
 	vr_inode_table_free(&v);

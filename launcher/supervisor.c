@@ -379,17 +379,18 @@ static void continue_daemons(pid_t daemon, GArray *guards) { signal_daemons(daem
 static void kill_daemons(pid_t daemon, GArray *guards) { signal_daemons(daemon, guards, SIGKILL); }
 
 /* SIGTERM and wait, as at the end of a run; warns on an unclean end. */
-static void stop_daemon(pid_t pid, const char *what)
+static int stop_daemon(pid_t pid, const char *what)
 {
 	if (pid <= 0)
-		return;
+		return 0;
 	kill(pid, SIGTERM);
 	/* A stopped daemon would keep the SIGTERM pending for the whole
 	 * deadline: let it run so it can flush and exit now. */
 	kill(pid, SIGCONT);
 	int st = wait_deadline(pid, 10);
-	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) && vr_exit_status(st) != VR_VIEW_EXIT_AUDIT_FAILED)
 		vr_warning("%s ended with status %d", what, vr_exit_status(st));
+	return vr_exit_status(st);
 }
 
 /* The proxy variables replace any of the same name the plan let through. */
@@ -821,7 +822,9 @@ out:
 	stop_daemon(proxy, "the network proxy");
 	if (daemon > 0)
 		vr_run_audit_send_end(&audit, status);
-	stop_daemon(daemon, "the view daemon");
+	/* Its log failed at the end (--audit-fail=closed): said, and our error. */
+	if (stop_daemon(daemon, "the view daemon") == VR_VIEW_EXIT_AUDIT_FAILED)
+		status = VR_EXIT_ERROR;
 	for (guint i = 0; i < guards->len; i++)
 		stop_daemon(g_array_index(guards, pid_t, i), "a guarded view");
 	if (daemon > 0 && !plan->quiet)
