@@ -118,6 +118,8 @@ vr_check "the followed log rotated at least twice" test "${#fparts[@]}" -ge 2
 fparts+=("$F")
 vr_check "--follow printed exactly the records of every part, in order" cmp "$T/follow.out" <(cat "${fparts[@]}")
 vr_check "--follow said nothing on stderr" test ! -s "$T/follow.err"
+vr_check "--follow of the finished log: its parts, then the end" \
+	cmp <(timeout 60 "$VR" audit --follow --json "$F") <(cat "${fparts[@]}")
 
 # --- the limit from the config; --audit-max-size off wins over it ---
 mkdir -p "$XDG_CONFIG_HOME/vault-run"
