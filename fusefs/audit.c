@@ -7,7 +7,8 @@
  *
  * Every line is chained (audit-chain.h): the writer alone numbers and hashes
  * records, in the order it writes them, so the chain is the file's order.
- * At stop it writes the seal, which counts the records before it. */
+ * At stop it writes the seal, which counts the records before it. Where the
+ * records go, rotation and write failures: audit-out.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -15,11 +16,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "audit-chain.h"
+#include "audit-out.h"
 #include "fd-util.h"
 #include "log.h"
 #include "view-private.h"
@@ -46,9 +47,6 @@ static struct {
 	bool active;
 	VrAuditLevel level;
 	char *run_id;
-	int out_fd;         /* -1 with use_syslog */
-	bool use_syslog;
-	bool own_fd;
 	int event_fd;
 
 	pthread_mutex_t lock;
@@ -65,11 +63,11 @@ static struct {
 	pid_t cache_pid;
 	gint64 cache_time;
 	char *cache_comm, *cache_exe;
-	/* writer thread only (and vr_audit_stop after the join): the chain */
-	uint64_t seq;                        /* records written so far */
-	char prev[VR_AUDIT_HASH_HEX_LEN + 1];
-	uint64_t denied, dropped_total;
-} A = {.out_fd = -1, .event_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER,
+	/* writer thread only */
+	uint64_t dropped_total;
+	bool idle;          /* under lock: the writer has written all it took */
+	pthread_cond_t idle_cond;
+} A = {.event_fd = -1, .idle_cond = PTHREAD_COND_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER,
        .not_empty = PTHREAD_COND_INITIALIZER, .not_full = PTHREAD_COND_INITIALIZER};
 
 int vr_audit_level_parse(const char *name)
@@ -94,7 +92,7 @@ bool vr_audit_wants(VrAuditLevel level)
 
 /* --- formatting (writer thread) --- */
 
-static void json_str(GString *s, const char *str)
+void vr_audit_json_str(GString *s, const char *str)
 {
 	g_string_append_c(s, '"');
 	for (const char *p = str; *p;) {
@@ -117,7 +115,7 @@ static void json_str(GString *s, const char *str)
 	g_string_append_c(s, '"');
 }
 
-static void json_ts(GString *s, gint64 us)
+void vr_audit_json_ts(GString *s, gint64 us)
 {
 	time_t secs = (time_t)(us / G_USEC_PER_SEC);
 	struct tm tm;
@@ -164,22 +162,22 @@ static void format_event(GString *s, QEvent *e)
 		return;
 	}
 	g_string_append(s, "{\"ts\":");
-	json_ts(s, e->ts_us);
+	vr_audit_json_ts(s, e->ts_us);
 	g_string_append(s, ",\"run\":");
-	json_str(s, A.run_id);
+	vr_audit_json_str(s, A.run_id);
 	g_string_append_printf(s, ",\"op\":\"%s\",\"path\":", e->op);
-	json_str(s, e->path ? e->path : "");
+	vr_audit_json_str(s, e->path ? e->path : "");
 	if (e->target) {
 		g_string_append(s, ",\"target\":");
-		json_str(s, e->target);
+		vr_audit_json_str(s, e->target);
 	}
 	g_string_append(s, ",\"result\":");
-	json_str(s, e->result ? e->result : "ok");
+	vr_audit_json_str(s, e->result ? e->result : "ok");
 	if (e->rule) {
 		g_string_append(s, ",\"rule\":");
-		json_str(s, e->rule);
+		vr_audit_json_str(s, e->rule);
 		g_string_append_printf(s, ",\"rule_kind\":\"%s\",\"rule_source\":", e->rule_kind);
-		json_str(s, e->rule_source);
+		vr_audit_json_str(s, e->rule_source);
 	}
 	if (e->pid > 0) {
 		const char *comm = e->comm, *exe = e->exe;
@@ -188,11 +186,11 @@ static void format_event(GString *s, QEvent *e)
 		g_string_append_printf(s, ",\"pid\":%d", (int)e->pid);
 		if (comm) {
 			g_string_append(s, ",\"comm\":");
-			json_str(s, comm);
+			vr_audit_json_str(s, comm);
 		}
 		if (exe) {
 			g_string_append(s, ",\"exe\":");
-			json_str(s, exe);
+			vr_audit_json_str(s, exe);
 		}
 	}
 	if (e->bytes_read >= 0)
@@ -224,28 +222,6 @@ static bool result_denied(const char *op, const char *result)
 	return true;
 }
 
-/* Appends to OUT the chained record for LINE, one whole JSON object
- * (`{...}`, an optional trailing newline): its members get "seq" in front
- * and "hash" behind. */
-static void chain_append(GString *out, const char *line, size_t len)
-{
-	while (len && (line[len - 1] == '\n' || line[len - 1] == ' '))
-		len--;
-	if (len < 3 || line[0] != '{' || line[len - 1] != '}')
-		return; /* never happens: every producer makes an object */
-	const char *members = line + 1;
-	size_t members_len = len - 2;
-	size_t old = out->len, room = members_len + 64 + VR_AUDIT_CHAIN_SUFFIX_LEN;
-	g_string_set_size(out, old + room);
-	size_t n;
-	if (vr_audit_chain_format(out->str + old, room, A.seq + 1, members, members_len, A.prev, &n) < 0) {
-		g_string_truncate(out, old);
-		return;
-	}
-	A.seq++;
-	g_string_truncate(out, old + n);
-}
-
 static void qevent_free(QEvent *e)
 {
 	g_free(e->path);
@@ -260,27 +236,11 @@ static void qevent_free(QEvent *e)
 	g_free(e);
 }
 
-static void output(GString *s)
-{
-	if (!s->len)
-		return;
-	if (A.use_syslog) {
-		char *line = s->str, *nl;
-		while ((nl = strchr(line, '\n'))) {
-			*nl = '\0';
-			syslog(LOG_INFO, "%s", line);
-			line = nl + 1;
-		}
-	} else if (vr_write_all(A.out_fd, s->str, s->len) < 0) {
-		/* Nothing better to do: the log is the place we would say it. */
-	}
-	g_string_truncate(s, 0);
-}
-
 static void *writer_main(void *arg)
 {
 	g_autoptr(GString) s = g_string_new(NULL);
-	g_autoptr(GString) line = g_string_new(NULL);
+	g_autoptr(GArray) lines = g_array_new(FALSE, FALSE, sizeof(VrAuditLine));
+	g_autoptr(GArray) ends = g_array_new(FALSE, FALSE, sizeof(size_t));
 	QEvent *batch[256];
 
 	for (;;) {
@@ -288,8 +248,11 @@ static void *writer_main(void *arg)
 		uint64_t dropped;
 		bool stop;
 		pthread_mutex_lock(&A.lock);
+		A.idle = true;
+		pthread_cond_broadcast(&A.idle_cond);
 		while (!A.count && !A.stop)
 			pthread_cond_wait(&A.not_empty, &A.lock);
+		A.idle = false;
 		while (A.count && n < G_N_ELEMENTS(batch)) {
 			batch[n++] = A.ring[A.head];
 			A.head = (A.head + 1) % QUEUE_CAP;
@@ -301,41 +264,43 @@ static void *writer_main(void *arg)
 		pthread_cond_broadcast(&A.not_full);
 		pthread_mutex_unlock(&A.lock);
 
+		/* One string with every record, then the records as slices of
+		 * it (it may move while it grows). */
+		g_string_truncate(s, 0);
+		g_array_set_size(lines, 0);
+		g_array_set_size(ends, 0);
 		for (size_t i = 0; i < n; i++) {
-			g_string_truncate(line, 0);
-			format_event(line, batch[i]);
-			if (!batch[i]->raw && result_denied(batch[i]->op, batch[i]->result))
-				A.denied++;
-			chain_append(s, line->str, line->len);
+			format_event(s, batch[i]);
+			VrAuditLine l = {.denied = !batch[i]->raw && result_denied(batch[i]->op, batch[i]->result)};
+			g_array_append_val(lines, l);
+			g_array_append_val(ends, s->len);
 			qevent_free(batch[i]);
 		}
 		if (dropped) {
 			A.dropped_total += dropped;
-			g_string_truncate(line, 0);
-			g_string_append(line, "{\"ts\":");
-			json_ts(line, g_get_real_time());
-			g_string_append(line, ",\"run\":");
-			json_str(line, A.run_id);
-			g_string_append_printf(line, ",\"op\":\"dropped\",\"path\":\"\",\"result\":\"ok\","
-			                       "\"count\":%" G_GUINT64_FORMAT "}", dropped);
-			chain_append(s, line->str, line->len);
+			g_string_append(s, "{\"ts\":");
+			vr_audit_json_ts(s, g_get_real_time());
+			g_string_append(s, ",\"run\":");
+			vr_audit_json_str(s, A.run_id);
+			g_string_append_printf(s, ",\"op\":\"dropped\",\"path\":\"\",\"result\":\"ok\","
+			                       "\"count\":%" G_GUINT64_FORMAT "}\n", dropped);
+			VrAuditLine l = {0};
+			g_array_append_val(lines, l);
+			g_array_append_val(ends, s->len);
 		}
+		for (guint i = 0, start = 0; i < lines->len; i++) {
+			size_t end = g_array_index(ends, size_t, i);
+			VrAuditLine *l = &g_array_index(lines, VrAuditLine, i);
+			l->line = s->str + start;
+			l->len = end - start;
+			start = (guint)end;
+		}
+		if (lines->len)
+			vr_audit_out_write((const VrAuditLine *)lines->data, lines->len);
 		if (stop) {
-			/* The seal: the writer's last record, counting those before it. */
-			g_string_truncate(line, 0);
-			g_string_append(line, "{\"ts\":");
-			json_ts(line, g_get_real_time());
-			g_string_append(line, ",\"run\":");
-			json_str(line, A.run_id);
-			g_string_append_printf(line, ",\"op\":\"seal\",\"path\":\"\",\"result\":\"ok\","
-			                       "\"records\":%" G_GUINT64_FORMAT ",\"denied\":%" G_GUINT64_FORMAT
-			                       ",\"dropped\":%" G_GUINT64_FORMAT "}",
-			                       A.seq, A.denied, A.dropped_total);
-			chain_append(s, line->str, line->len);
-		}
-		output(s);
-		if (stop)
+			vr_audit_out_seal(A.dropped_total);
 			break;
+		}
 	}
 	return NULL;
 }
@@ -432,12 +397,12 @@ void vr_audit_emit_raw(const char *json, size_t len)
 	GString *s = g_string_new("{");
 	if (!strstr(copy, "\"ts\"")) {
 		g_string_append(s, "\"ts\":");
-		json_ts(s, g_get_real_time());
+		vr_audit_json_ts(s, g_get_real_time());
 		g_string_append_c(s, ',');
 	}
 	if (!strstr(copy, "\"run\"")) {
 		g_string_append(s, "\"run\":");
-		json_str(s, A.run_id);
+		vr_audit_json_str(s, A.run_id);
 		g_string_append_c(s, ',');
 	}
 	if (s->len == 1)
@@ -474,50 +439,56 @@ int vr_audit_start(const VrViewOptions *opts, const char *run_id)
 	/* A process may run the view more than once (tests): start clean. */
 	A.head = A.count = 0;
 	A.dropped = 0;
-	A.out_fd = -1;
-	A.use_syslog = A.own_fd = A.reader_started = false;
+	A.reader_started = false;
 	atomic_store(&A.reader_stop, false);
 	A.cache_pid = 0;
-	A.seq = A.denied = A.dropped_total = 0;
-	memcpy(A.prev, VR_AUDIT_CHAIN_GENESIS, sizeof A.prev);
+	A.dropped_total = 0;
 	A.level = opts->audit_level;
 	A.run_id = g_strdup(run_id);
 	A.event_fd = opts->event_fd;
-	const char *path = opts->audit_path;
-	if (!path && opts->event_fd < 0 && opts->audit_fd < 0)
+	if (!opts->audit_path && opts->event_fd < 0 && opts->audit_fd < 0 && !opts->audit_stderr &&
+	    !opts->audit_syslog)
 		return 0;
-	if (opts->audit_fd >= 0) {
-		/* Opened by the caller (O_EXCL in the state directory): appended
-		 * to, fsynced at the end, left for the caller to close. */
-		A.out_fd = opts->audit_fd;
-	} else if (!path || strcmp(path, "-") == 0) {
-		/* No file but events to pass on: stderr, like "-". */
-		A.out_fd = STDERR_FILENO;
-	} else if (strcmp(path, "syslog") == 0) {
-		A.use_syslog = true;
-		openlog("vault-run", LOG_PID, LOG_USER);
-	} else {
-		A.out_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0600);
-		if (A.out_fd < 0)
-			return vr_log_errno(errno, "cannot open the audit log %s", path);
-		A.own_fd = true;
-	}
+	int r = vr_audit_out_open(opts, run_id);
+	if (r < 0)
+		return r;
 	A.active = true;
 	A.stop = false;
+	A.idle = false;
 	/* The threads block every signal: SIGTERM must land on a FUSE thread
 	 * (whose read it interrupts), or the loop would not notice the exit. */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int r = pthread_create(&A.writer, NULL, writer_main, NULL);
+	r = pthread_create(&A.writer, NULL, writer_main, NULL);
 	if (r == 0 && A.event_fd >= 0 && pthread_create(&A.reader, NULL, reader_main, NULL) == 0)
 		A.reader_started = true;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r) {
 		A.active = false;
+		vr_audit_out_close();
 		return vr_log_errno(r, "cannot start the audit writer");
 	}
 	return 0;
+}
+
+void vr_audit_sync(int timeout_ms)
+{
+	if (!A.active)
+		return;
+	struct timespec deadline;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (deadline.tv_nsec >= 1000000000) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&A.lock);
+	while ((A.count || !A.idle) &&
+	       pthread_cond_timedwait(&A.idle_cond, &A.lock, &deadline) == 0)
+		;
+	pthread_mutex_unlock(&A.lock);
 }
 
 void vr_audit_stop(void)
@@ -537,19 +508,7 @@ void vr_audit_stop(void)
 	pthread_mutex_unlock(&A.lock);
 	pthread_join(A.writer, NULL);
 	A.active = false;
-	if (A.own_fd) {
-		fsync(A.out_fd);
-		close(A.out_fd);
-	} else if (A.out_fd > STDERR_FILENO) {
-		fsync(A.out_fd);
-	}
-	/* The chain is unkeyed: the seal's hash is also said somewhere the
-	 * agent cannot rewrite, for `vault-run audit verify --expect`. */
-	if (!A.use_syslog)
-		openlog("vault-run", LOG_PID, LOG_USER);
-	syslog(LOG_NOTICE, "audit run %s sealed: %" G_GUINT64_FORMAT " records, final hash %s",
-	       A.run_id, A.seq, A.prev);
-	closelog();
+	vr_audit_out_close();
 	g_clear_pointer(&A.run_id, g_free);
 	g_clear_pointer(&A.cache_comm, g_free);
 	g_clear_pointer(&A.cache_exe, g_free);

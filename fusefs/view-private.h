@@ -187,6 +187,8 @@ bool vr_audit_wants(VrAuditLevel level);
 /* Queues a preformatted JSON object (from event_fd); never dropped. */
 void vr_audit_emit_raw(const char *json, size_t len);
 void vr_audit_stop(void);      /* drains the queue, writes, closes */
+/* Waits (at most TIMEOUT_MS) until the writer has written what is queued. */
+void vr_audit_sync(int timeout_ms);
 const char *vr_errno_name(int err);
 /* Convenience: an event for a request. */
 void vr_audit_req(fuse_req_t req, VrAuditLevel level, const char *op, const char *path,

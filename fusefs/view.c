@@ -2,18 +2,45 @@
  * kernel connection settings. The operations live in ops-*.c. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "audit-out.h"
 #include "fd-util.h"
 #include "journal.h"
 #include "log.h"
 #include "view-private.h"
 
 VrView *vr_view;
+
+/* The audit log could not be written under --audit-fail=closed. Set by the
+ * writer thread; the session pointer is what it needs to end the loop. */
+static atomic_bool audit_failed;
+static _Atomic(struct fuse_session *) audit_stop_se;
+static bool audit_stop_by_signal;
+
+bool vr_view_audit_failed(void)
+{
+	return atomic_load(&audit_failed);
+}
+
+/* audit-out.c's stop hook: end the session as SIGTERM would (the writer
+ * blocks every signal, so it lands on a FUSE thread and interrupts its
+ * read). Before the loop runs, vr_view_run sees the flag itself. */
+static void stop_for_audit(void)
+{
+	atomic_store(&audit_failed, true);
+	struct fuse_session *se = atomic_load(&audit_stop_se);
+	if (!se)
+		return;
+	fuse_session_exit(se);
+	if (audit_stop_by_signal)
+		kill(getpid(), SIGTERM);
+}
 
 void vr_view_options_init(VrViewOptions *opts)
 {
@@ -30,6 +57,8 @@ void vr_view_options_init(VrViewOptions *opts)
 	opts->scan_max_size = VR_VIEW_SCAN_MAX_SIZE_DEFAULT;
 	opts->foreground_signals = true;
 	opts->journal_dir_fd = -1;
+	opts->audit_dir_fd = -1;
+	opts->audit_max_size = VR_AUDIT_MAX_SIZE_DEFAULT;
 }
 
 /* One O_PATH fd per inode the kernel holds: large trees need many. */
@@ -137,6 +166,10 @@ int vr_view_run(const VrViewOptions *opts)
 	g_hash_table_add(v.table, &v.root);
 
 	run_id = opts->run_id ? g_strdup(opts->run_id) : make_run_id();
+	atomic_store(&audit_failed, false);
+	atomic_store(&audit_stop_se, NULL);
+	audit_stop_by_signal = opts->foreground_signals;
+	vr_audit_out_set_stop_hook(stop_for_audit);
 	ret = vr_audit_start(opts, run_id);
 	if (ret < 0)
 		goto out_table;
@@ -177,6 +210,15 @@ int vr_view_run(const VrViewOptions *opts)
 		goto out_signals;
 	}
 	marker("mount", 0);
+	atomic_store(&audit_stop_se, v.se);
+	/* What is queued (the mount marker, the run's first records) is in
+	 * the log before anyone is told the view is ready; a log that cannot
+	 * be written stops the run before the agent starts. */
+	vr_audit_sync(2000);
+	if (vr_view_audit_failed()) {
+		ret = -EIO;
+		goto out_unmount;
+	}
 	ret = report_ready(opts);
 	if (ret < 0) {
 		vr_log_errno(-ret, "cannot report readiness");
@@ -193,9 +235,15 @@ int vr_view_run(const VrViewOptions *opts)
 	fuse_loop_cfg_destroy(cfg);
 	if (r < 0)
 		ret = vr_log_errno(-r, "the view stopped");
+	if (vr_view_audit_failed())
+		ret = -EIO; /* said by the writer */
 
 out_unmount:
-	fuse_session_unmount(v.se);
+	atomic_store(&audit_stop_se, NULL);
+	/* In the caller's private namespace a dead mount (ENOTCONN) is safer
+	 * than none: nothing can bind the project under it any more. */
+	if (!(vr_view_audit_failed() && opts->audit_keep_mount))
+		fuse_session_unmount(v.se);
 	marker("unmount", atomic_load(&v.n_lookups));
 out_signals:
 	if (opts->foreground_signals)
@@ -206,6 +254,8 @@ out_audit:
 	vr_journal_stop(); /* after the unmount: no op can race the final records */
 	vr_files_close_all(&v); /* before the writer stops: their close events */
 	vr_audit_stop();
+	if (vr_view_audit_failed())
+		ret = -EIO; /* also when it was the last records, the seal, that failed */
 out_table:
 	vr_files_close_all(&v);
 	vr_inode_table_free(&v);

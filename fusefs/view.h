@@ -35,6 +35,17 @@ typedef struct {
 	const char *audit_path;  /* NULL: no log; "-": stderr; "syslog"; else a file (appended) */
 	int audit_fd;            /* >= 0: append the log to this fd instead (audit_path only names it in
 	                          * messages); fsynced at the end, not closed. -1: use audit_path */
+	int audit_dir_fd;        /* with audit_fd: the directory that holds it (O_PATH is enough), so the log
+	                          * can be rotated there; not closed. -1: a path's own directory, opened by the view */
+	uint64_t audit_max_size; /* rotate the log file before it grows past this; 0: never.
+	                          * Default VR_AUDIT_MAX_SIZE_DEFAULT */
+	bool audit_fail_open;    /* the file cannot be written: go on, counting lost records (default: stop
+	                          * the view, vr_view_audit_failed()) */
+	bool audit_keep_mount;   /* on that stop, leave the view mounted but dead (ENOTCONN) rather than
+	                          * unmount it: the caller's private mount namespace, where an unmount would
+	                          * bare the project under it */
+	bool audit_stderr;       /* also write the records to stderr */
+	bool audit_syslog;       /* also send them to syslog */
 	VrAuditLevel audit_level;
 	const char *run_id;      /* NULL: a random id is made */
 	double entry_timeout;    /* seconds the kernel caches names (host edits seen after at most this) */
@@ -55,6 +66,14 @@ typedef struct {
 } VrViewOptions;
 
 void vr_view_options_init(VrViewOptions *opts);
+
+#define VR_AUDIT_MAX_SIZE_DEFAULT (64u << 20)
+/* The exit status a daemon process gives when its view stopped because the
+ * audit log could not be written (audit_fail_open false): the message has
+ * been printed already. */
+#define VR_VIEW_EXIT_AUDIT_FAILED 3
+/* Whether the last vr_view_run stopped for that reason. */
+bool vr_view_audit_failed(void);
 
 /* Mounts the view and serves it until it is unmounted or a termination
  * signal arrives; flushes the audit log and unmounts before returning.

@@ -33,6 +33,23 @@ VrAuditReader *vr_audit_reader_new_fd(int fd, const char *name)
 	return r;
 }
 
+GPtrArray *vr_audit_log_parts(const char *path)
+{
+	GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+	if (strcmp(path, "-") != 0) {
+		for (unsigned n = 1;; n++) {
+			char *r = g_strdup_printf("%s.%u", path, n);
+			if (access(r, F_OK) != 0) {
+				g_free(r);
+				break;
+			}
+			g_ptr_array_add(files, r);
+		}
+	}
+	g_ptr_array_add(files, g_strdup(path));
+	return files;
+}
+
 int vr_audit_reader_open(const char *path, VrAuditReader **ret)
 {
 	int fd;

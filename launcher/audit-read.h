@@ -8,6 +8,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <glib.h>
+
 #include "audit-json.h"
 
 /* One log line. The strings point into the reader and stay valid until the
@@ -28,6 +30,12 @@ typedef struct {
 } VrAuditRecord;
 
 typedef struct VrAuditReader VrAuditReader;
+
+/* A log and the parts rotated out of it (fusefs/audit-out.h): LOG.1 (the
+ * oldest), LOG.2, … up to the first number missing, then LOG itself: the
+ * order the records were written in. "-" is itself alone. A GPtrArray of
+ * paths (char *) that frees them. */
+GPtrArray *vr_audit_log_parts(const char *path);
 
 /* Opens PATH ("-" is stdin) for reading. -errno on failure. */
 int vr_audit_reader_open(const char *path, VrAuditReader **ret);

@@ -38,6 +38,7 @@ struct VrAuditSummary {
 	int64_t first_us, last_us, start_us, end_us, exit_status;
 	bool ended, sealed;
 	uint64_t events, bad_lines, dropped, denied, conn_allowed, conn_denied;
+	uint64_t lost;
 	GHashTable *read, *written, *created, *deleted, *renamed; /* path → NULL (sets) */
 	GHashTable *denials;  /* "rule\0path" key → Denied */
 	GHashTable *conns;    /* "host\0port\0result" → Conn */
@@ -253,6 +254,14 @@ void vr_audit_summary_add(VrAuditSummary *s, const VrAuditRecord *r)
 		s->sealed = true;
 		return;
 	}
+	if (op_is(r, "rotate"))
+		return; /* a new part of the log begins */
+	if (op_is(r, "lost")) {
+		int64_t n;
+		if (vr_json_get_int64(&r->obj, "count", &n) && n > 0)
+			s->lost += (uint64_t)n;
+		return;
+	}
 	if (op_is(r, "dropped")) {
 		int64_t n;
 		if (vr_json_get_int64(&r->obj, "count", &n) && n > 0)
@@ -300,6 +309,7 @@ void vr_audit_summary_counts(const VrAuditSummary *s, VrAuditCounts *c)
 	c->events = s->events;
 	c->bad_lines = s->bad_lines;
 	c->dropped = s->dropped;
+	c->lost = s->lost;
 	c->files_read = g_hash_table_size(s->read);
 	c->files_written = g_hash_table_size(s->written);
 	c->files_created = g_hash_table_size(s->created);
@@ -425,6 +435,8 @@ void vr_audit_summary_print(const VrAuditSummary *s, FILE *out, unsigned limit)
 	fprintf(out, "%-10s %" PRIu64, "events", c.events);
 	if (c.bad_lines || c.dropped)
 		fprintf(out, " (%" PRIu64 " bad lines, %" PRIu64 " dropped by the writer)", c.bad_lines, c.dropped);
+	if (c.lost)
+		fprintf(out, " (%" PRIu64 " lost: the log could not be written)", c.lost);
 	fputc('\n', out);
 	if (c.final_hash) {
 		g_autofree char *h = printable(c.final_hash);
@@ -549,6 +561,7 @@ void vr_audit_summary_print_json(const VrAuditSummary *s, FILE *out)
 	                       c.events, c.bad_lines, c.dropped, c.files_read, c.files_written,
 	                       c.files_created, c.files_deleted, c.files_renamed, c.denied,
 	                       c.conn_allowed, c.conn_denied);
+	g_string_append_printf(j, ",\"lost\":%" PRIu64, c.lost);
 	json_paths(j, "read", s->read);
 	json_paths(j, "written", s->written);
 	json_paths(j, "created", s->created);

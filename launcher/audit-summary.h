@@ -22,6 +22,7 @@ typedef struct {
 	bool sealed;               /* a seal was seen */
 	const char *final_hash;    /* the last record's "hash", or NULL */
 	uint64_t events, bad_lines, dropped;
+	uint64_t lost;             /* records the writer could not write (op "lost" counts) */
 	unsigned files_read, files_written, files_created, files_deleted, files_renamed;
 	uint64_t denied;           /* denied attempts (events) */
 	uint64_t conn_allowed, conn_denied;

@@ -2,6 +2,8 @@
  * names, argument counts and order semantics (mounts and environment edits
  * apply in command-line order), so existing bwrap command lines move over. */
 #include "cli.h"
+#include "audit-sinks.h"
+#include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +20,7 @@ typedef enum {
 	OPT_DRY_RUN, OPT_VERBOSE, OPT_PROFILE, OPT_QUIET, OPT_HELP, OPT_VERSION,
 	OPT_JOURNAL, OPT_JOURNAL_MAX_SIZE,
 	OPT_MEMORY, OPT_PIDS, OPT_CPU,
+	OPT_AUDIT_MAX_SIZE, OPT_AUDIT_FAIL,
 	/* accepted for bwrap compatibility; vault-run always does these */
 	OPT_UNSHARE_ALL, OPT_UNSHARE_OTHER,
 } OptId;
@@ -65,6 +68,8 @@ static const struct {
 	{"--timeout", OPT_TIMEOUT, 1},
 	{"--audit", OPT_AUDIT, 1},
 	{"--audit-level", OPT_AUDIT_LEVEL, 1},
+	{"--audit-max-size", OPT_AUDIT_MAX_SIZE, 1},
+	{"--audit-fail", OPT_AUDIT_FAIL, 1},
 	{"--policy", OPT_POLICY, 1},
 	{"--hide", OPT_HIDE, 1},
 	{"--readonly", OPT_READONLY, 1},
@@ -146,6 +151,7 @@ void vr_run_plan_free(VrRunPlan *plan)
 	g_free(plan->hostname);
 	g_free(plan->audit_path);
 	g_free(plan->audit_level);
+	g_free(plan->audit_fail);
 	g_free(plan->policy_file);
 	g_strfreev(plan->command);
 	g_free(plan);
@@ -313,7 +319,30 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 		plan->timeout = t;
 		break;
 	}
-	case OPT_AUDIT: set_str(&plan->audit_path, a[0]); break;
+	case OPT_AUDIT: {
+		/* Repeatable: the sink lists add up (docs/audit.md). */
+		g_autofree char *list = plan->audit_path ? g_strconcat(plan->audit_path, ",", a[0], NULL) : g_strdup(a[0]);
+		g_autofree char *why = NULL;
+		VrAuditSinks sinks = {0};
+		gboolean ok = vr_audit_sinks_parse(list, &sinks, &why);
+		vr_audit_sinks_clear(&sinks);
+		if (!ok) {
+			g_set_error(error, VR_CLI_ERROR, VR_CLI_ERROR_BAD_VALUE, "%s: %s", name, why);
+			return FALSE;
+		}
+		set_str(&plan->audit_path, list);
+		break;
+	}
+	case OPT_AUDIT_MAX_SIZE:
+		if (!vr_config_parse_audit_max_size(a[0], &plan->audit_max_size))
+			return bad_value(error, name, a[0], "a size from 1K to 1G such as 64M, or off");
+		plan->audit_max_size_set = TRUE;
+		break;
+	case OPT_AUDIT_FAIL:
+		if (vr_audit_fail_parse(a[0]) < 0)
+			return bad_value(error, name, a[0], "'closed' or 'open'");
+		set_str(&plan->audit_fail, a[0]);
+		break;
 	case OPT_AUDIT_LEVEL:
 		if (!g_strv_contains((const char *const[]){"denied", "writes", "reads", "opens", "all", NULL}, a[0]))
 			return bad_value(error, name, a[0], "one of denied, writes, reads, opens, all");
@@ -412,10 +441,10 @@ void vr_cli_print_help(FILE *out)
 	      "                       or a filtering proxy for the listed domains\n"
 	      "  --env-allow GLOB     pass host variables matching GLOB (default: PATH HOME TERM\n"
 	      "                       LANG LC_* USER SHELL TZ COLORTERM)\n"
-	      "  --setenv N V, --unsetenv N, --clearenv   edit the environment\n"
-	      "  --env-file FILE[:VAR,...]  inject variables of a dotenv file read outside\n"
+	      "  --setenv N V, --unsetenv N, --clearenv, --env-file FILE[:VAR,...] (read outside)\n"
 	      "  --hide/--readonly/--redact/--show PATTERN   add a policy rule\n"
-	      "  --policy FILE, --audit FILE|-, --audit-level denied|writes|reads|opens|all\n"
+	      "  --policy FILE, --audit state|FILE|-|syslog[,...], --audit-max-size SIZE|off\n"
+	      "  --audit-level denied|writes|reads|opens|all, --audit-fail closed|open\n"
 	      "  --timeout SECONDS, --json-status-fd FD, --allow-userns, --dry-run, --quiet, -v\n"
 	      "  --journal on|off, --journal-max-size SIZE   keep what the run changes for undo\n"
 	      "  --memory SIZE, --pids N, --cpu CPUS   cgroup limits (e.g. 2G, 200, 1.5 or 50%)\n"

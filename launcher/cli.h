@@ -86,6 +86,9 @@ typedef struct {
 	double timeout;         /* seconds, 0: none */
 	char *audit_path;
 	char *audit_level;
+	guint64 audit_max_size;    /* --audit-max-size; 0: no rotation (when audit_max_size_set) */
+	gboolean audit_max_size_set;
+	char *audit_fail;          /* --audit-fail: "closed", "open"; NULL: the config's, else closed */
 	char *policy_file;
 	gboolean journal_off;      /* --journal=off: no undo journal for this run (docs/undo.md) */
 	guint64 journal_max_size;  /* --journal-max-size; 0: the default (1 GiB) */

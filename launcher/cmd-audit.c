@@ -258,30 +258,11 @@ static int open_log(const char *path, VrAuditReader **ret)
 	return err;
 }
 
-/* A log and the files rotated out of it: LOG.1 (the oldest), LOG.2, …, then
- * LOG itself, the order the records were written in. */
-static GPtrArray *log_files(const char *path)
-{
-	GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
-	if (strcmp(path, "-") != 0) {
-		for (unsigned n = 1;; n++) {
-			char *r = g_strdup_printf("%s.%u", path, n);
-			if (access(r, F_OK) != 0) {
-				g_free(r);
-				break;
-			}
-			g_ptr_array_add(files, r);
-		}
-	}
-	g_ptr_array_add(files, g_strdup(path));
-	return files;
-}
-
 /* Reads a log (with its rotated parts) through the filters into the summary
  * or the event printer. */
 static int read_log(Options *o, const char *path)
 {
-	g_autoptr(GPtrArray) files = log_files(path);
+	g_autoptr(GPtrArray) files = vr_audit_log_parts(path);
 	VrAuditRecord rec;
 	vr_audit_record_init(&rec);
 	VrAuditSummary *sum = o->summary ? vr_audit_summary_new() : NULL;
@@ -334,10 +315,52 @@ static int read_log(Options *o, const char *path)
 	return status;
 }
 
-/* tail -f for a log: prints matching records as they are appended; follows
- * the name across rotation (a new file under the name: the old one is read
- * to its end first) and truncation (start again from the top). Ends after
- * the run's run-end (and whatever follows it, the seal) or on SIGINT/SIGTERM. */
+/* The file that comes after the one open on FD (now renamed LOG.N by a
+ * rotation): LOG.N+1 if it exists, else LOG. -1 when neither opens. */
+static int open_next_part(const char *path, int fd)
+{
+	struct stat cur, st;
+	if (fstat(fd, &cur) == 0) {
+		g_autoptr(GPtrArray) parts = vr_audit_log_parts(path);
+		for (guint i = 0; i + 1 < parts->len; i++) {
+			if (stat(parts->pdata[i], &st) == 0 && st.st_dev == cur.st_dev && st.st_ino == cur.st_ino)
+				return open(parts->pdata[i + 1], O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		}
+	}
+	return open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+}
+
+typedef struct {
+	Options *o;
+	int64_t first_us;
+	bool ended;            /* run-end seen */
+	bool sealed;           /* seal seen, or run-end of a log without a chain */
+	gint64 ended_at;       /* monotonic time of run-end */
+} Follow;
+
+static void follow_record(Follow *f, const VrAuditRecord *rec)
+{
+	if (f->first_us == INT64_MIN)
+		f->first_us = rec->ts_us;
+	if (rec->op && strcmp(rec->op, "run-end") == 0) {
+		f->ended = true;
+		f->ended_at = g_get_monotonic_time();
+		/* A log without the chain gets no seal after it. */
+		if (!vr_json_get_string(&rec->obj, "hash"))
+			f->sealed = true;
+	}
+	if (rec->op && strcmp(rec->op, "seal") == 0)
+		f->sealed = true;
+	if (matches(f->o, rec, f->first_us))
+		print_event(f->o, rec);
+}
+
+/* tail -f for a log: first the parts rotated out of it before we came,
+ * then the live file, printing matching records as they are appended; it
+ * follows the log across rotation (the old part is read to its end, then
+ * the part after it) and truncation (start again from the top). Ends after
+ * the seal (or 5 s after a run-end without one: the writer was killed), at
+ * a run-end in a log without a chain, or on SIGINT/SIGTERM. */
 static int follow_log(Options *o, const char *path)
 {
 	if (strcmp(path, "-") == 0) {
@@ -358,10 +381,40 @@ static int follow_log(Options *o, const char *path)
 
 	VrAuditRecord rec;
 	vr_audit_record_init(&rec);
-	int64_t first_us = INT64_MIN;
-	bool ended = false;
+	Follow f = {.o = o, .first_us = INT64_MIN};
 	int status = VR_EXIT_OK;
-	while (!interrupted) {
+
+	/* The parts before the file we opened (which a rotation may already
+	 * have renamed into their list: the list stops there). */
+	struct stat cur, st;
+	if (fstat(vr_audit_reader_fd(rd), &cur) == 0) {
+		g_autoptr(GPtrArray) parts = vr_audit_log_parts(path);
+		for (guint i = 0; i + 1 < parts->len && !interrupted; i++) {
+			const char *part = parts->pdata[i];
+			if (stat(part, &st) == 0 && st.st_dev == cur.st_dev && st.st_ino == cur.st_ino)
+				break;
+			VrAuditReader *pr;
+			if (open_log(part, &pr) < 0) {
+				status = VR_EXIT_ERROR;
+				break;
+			}
+			int n;
+			while ((n = vr_audit_reader_next(pr, &rec)) != 0) {
+				if (n == -EBADMSG) {
+					report_bad_line(pr);
+					continue;
+				}
+				if (n < 0)
+					break;
+				follow_record(&f, &rec);
+			}
+			report_bad_total(pr);
+			vr_audit_reader_free(pr);
+		}
+	}
+
+	bool rotated = false;
+	while (!interrupted && status == VR_EXIT_OK) {
 		int n = vr_audit_reader_next(rd, &rec);
 		if (n == -EBADMSG) {
 			report_bad_line(rd);
@@ -373,28 +426,30 @@ static int follow_log(Options *o, const char *path)
 			break;
 		}
 		if (n == 1) {
-			if (first_us == INT64_MIN)
-				first_us = rec.ts_us;
-			if (rec.op && strcmp(rec.op, "run-end") == 0)
-				ended = true;
-			if (matches(o, &rec, first_us))
-				print_event(o, &rec);
+			follow_record(&f, &rec);
 			continue;
 		}
 		/* At the end of what is there. */
-		if (ended)
+		if (f.sealed || (f.ended && g_get_monotonic_time() - f.ended_at > 5 * G_USEC_PER_SEC))
 			break;
-		struct stat now, cur;
 		int fd = vr_audit_reader_fd(rd);
-		if (fstat(fd, &cur) == 0 && stat(path, &now) == 0) {
+		if (rotated) {
+			/* The renamed part was read to its end after the rename was
+			 * seen: nothing more can come into it. */
+			int nfd = open_next_part(path, fd);
+			if (nfd >= 0) {
+				vr_audit_reader_reset(rd, nfd);
+				rotated = false;
+				continue;
+			}
+		}
+		struct stat now;
+		if (!rotated && fstat(fd, &cur) == 0 && stat(path, &now) == 0) {
 			if (now.st_ino != cur.st_ino || now.st_dev != cur.st_dev) {
-				/* Rotated: the old file is drained (we are at its end);
-				 * carry on with the new one from its start. */
-				int nfd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-				if (nfd >= 0) {
-					vr_audit_reader_reset(rd, nfd);
-					continue;
-				}
+				/* Rotated: what the writer put in before the rename is
+				 * read first (one more pass to the end). */
+				rotated = true;
+				continue;
 			} else if (cur.st_size < lseek(fd, 0, SEEK_CUR)) {
 				vr_warning("%s was truncated; reading it from the start", path);
 				lseek(fd, 0, SEEK_SET);
@@ -438,10 +493,39 @@ static int print_verify(const Options *o, const char *path, const VrVerifyResult
 /* Each rotated part must be an intact, unsealed chain starting where the
  * part before it ended (the first from 64 zeros); the last part is judged
  * as a whole log. */
+/* The highest N of a LOG.N next to PATH, 0 when there is none: parts past
+ * a missing one are not read, but their presence names the gap. */
+static unsigned last_part_number(const char *path)
+{
+	g_autofree char *dir = g_path_get_dirname(path);
+	g_autofree char *base = g_path_get_basename(path);
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	size_t n = strlen(base);
+	unsigned max = 0;
+	const char *name;
+	while (d && (name = g_dir_read_name(d))) {
+		if (strncmp(name, base, n) != 0 || name[n] != '.' || !g_ascii_isdigit(name[n + 1]))
+			continue;
+		char *end;
+		unsigned long v = strtoul(name + n + 1, &end, 10);
+		if (!*end && v > max && v < G_MAXUINT)
+			max = (unsigned)v;
+	}
+	return max;
+}
+
 static int do_verify(const Options *o, const char *path)
 {
-	g_autoptr(GPtrArray) files = log_files(path);
+	g_autoptr(GPtrArray) files = vr_audit_log_parts(path);
+	if (strcmp(path, "-") != 0) {
+		unsigned found = files->len - 1, last = last_part_number(path);
+		if (last > found) {
+			printf("%s.%u: tampered: this rotated part is missing (%s.%u exists)\n", path, found + 1, path, last);
+			return 1;
+		}
+	}
 	char prev_final[65] = VR_AUDIT_CHAIN_GENESIS;
+	unsigned long before = 0; /* records in the parts before */
 	for (guint i = 0; i < files->len; i++) {
 		const char *file = files->pdata[i];
 		bool last = i + 1 == files->len;
@@ -466,11 +550,14 @@ static int do_verify(const Options *o, const char *path)
 				return code ? code : 1;
 			}
 			memcpy(prev_final, res.final_hash, sizeof prev_final);
+			before += res.records;
 			continue;
 		}
 		if (files->len > 1 && res.state == VR_VERIFY_SEALED)
 			printf("%s: %u rotated part%s chain into it\n", path, files->len - 1,
 			       files->len == 2 ? "" : "s");
+		if (res.state == VR_VERIFY_SEALED || res.state == VR_VERIFY_UNSEALED)
+			res.records += before; /* the run's records, as the seal counts them */
 		return print_verify(o, file, &res);
 	}
 	return VR_EXIT_ERROR;
@@ -495,7 +582,7 @@ static int do_list(const Options *o)
 		       "EVENTS", "DENIED", "WRITES", "COMMAND");
 	for (guint i = 0; i < runs->len; i++) {
 		VrStateRun *run = runs->pdata[i];
-		g_autoptr(GPtrArray) files = log_files(run->path);
+		g_autoptr(GPtrArray) files = vr_audit_log_parts(run->path);
 		VrAuditRecord rec;
 		vr_audit_record_init(&rec);
 		VrAuditSummary *sum = vr_audit_summary_new();

@@ -44,7 +44,13 @@ static const char starter[] =
 	"# denied < writes < reads (default) < opens < all\n"
 	"# level = reads\n"
 	"# A file, '-' for stderr, or syslog (default: $XDG_STATE_HOME/vault-run/...):\n"
-	"# path = syslog\n";
+	"# path = syslog\n"
+	"# Several at once, comma-separated; 'state' is the default log:\n"
+	"# path = state,syslog\n"
+	"# Rotate the log file at this size (1K..1G, or off):\n"
+	"# max-size = 64M\n"
+	"# When the log cannot be written: closed (stop the agent) or open (go on):\n"
+	"# fail = closed\n";
 
 static int init(gboolean force)
 {
@@ -115,6 +121,11 @@ static int show(const char *project, const char *policy_file)
 	printf("[audit]\n");
 	printf("  %-10s %s\n", "level", config->audit_level ? config->audit_level : "reads (default)");
 	printf("  %-10s %s\n", "path", config->audit_path ? config->audit_path : "(default: the state directory)");
+	if (config->audit_max_size_set && config->audit_max_size)
+		printf("  %-10s %" G_GUINT64_FORMAT " bytes\n", "max-size", config->audit_max_size);
+	else
+		printf("  %-10s %s\n", "max-size", config->audit_max_size_set ? "off" : "64M (default)");
+	printf("  %-10s %s\n", "fail", config->audit_fail ? config->audit_fail : "closed (default)");
 	printf("[policy]\n  %u rules; `vault-run policy show` lists each with its source\n",
 	       vr_policy_n_rules(config->policy));
 	return VR_EXIT_OK;

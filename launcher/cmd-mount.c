@@ -12,6 +12,7 @@
 
 #include <glib.h>
 
+#include "audit-sinks.h"
 #include "commands.h"
 #include "common/exitcode.h"
 #include "config.h"
@@ -21,13 +22,15 @@
 static const char usage[] =
 	"usage: vault-run mount [--policy FILE] [--hide|--readonly|--redact|--show PATTERN]...\n"
 	"                       [--journal DIR [--journal-max-size BYTES[K|M|G]]]\n"
-	"                       [--audit FILE|-|syslog] [--audit-level denied|writes|reads|opens|all]\n"
+	"                       [--audit FILE|-|syslog[,...]] [--audit-level denied|writes|reads|opens|all]\n"
+	"                       [--audit-max-size SIZE|off] [--audit-fail closed|open]\n"
 	"                       [--entry-timeout S] [--attr-timeout S] [--allow-other]\n"
 	"                       [--scan mask|refuse|off] [--scan-max-size SIZE] PROJECT MOUNTPOINT\n";
 
 enum {
 	OPT_POLICY = 256, OPT_HIDE, OPT_READONLY, OPT_REDACT, OPT_SHOW, OPT_AUDIT, OPT_AUDIT_LEVEL,
 	OPT_ENTRY_TIMEOUT, OPT_ATTR_TIMEOUT, OPT_ALLOW_OTHER, OPT_SCAN, OPT_SCAN_MAX_SIZE, OPT_HELP, OPT_JOURNAL, OPT_JOURNAL_MAX,
+	OPT_AUDIT_MAX_SIZE, OPT_AUDIT_FAIL,
 };
 
 static const struct option longopts[] = {
@@ -38,6 +41,8 @@ static const struct option longopts[] = {
 	{"show", required_argument, NULL, OPT_SHOW},
 	{"audit", required_argument, NULL, OPT_AUDIT},
 	{"audit-level", required_argument, NULL, OPT_AUDIT_LEVEL},
+	{"audit-max-size", required_argument, NULL, OPT_AUDIT_MAX_SIZE},
+	{"audit-fail", required_argument, NULL, OPT_AUDIT_FAIL},
 	{"entry-timeout", required_argument, NULL, OPT_ENTRY_TIMEOUT},
 	{"attr-timeout", required_argument, NULL, OPT_ATTR_TIMEOUT},
 	{"allow-other", no_argument, NULL, OPT_ALLOW_OTHER},
@@ -80,7 +85,8 @@ int vr_cmd_mount(int argc, char **argv)
 {
 	VrViewOptions opts;
 	const char *policy_file = NULL, *audit_path = NULL, *audit_level = NULL, *journal_dir = NULL;
-	const char *scan_mode = NULL, *scan_max_size = NULL;
+	const char *scan_mode = NULL, *scan_max_size = NULL, *audit_max_size = NULL, *audit_fail = NULL;
+	g_autofree char *audit_list = NULL;
 	g_autoptr(GArray) rules = g_array_new(FALSE, FALSE, sizeof(CliRule));
 	int c;
 
@@ -97,7 +103,16 @@ int vr_cmd_mount(int argc, char **argv)
 			rule.pattern = optarg;
 			g_array_append_val(rules, rule);
 			break;
-		case OPT_AUDIT: audit_path = optarg; break;
+		case OPT_AUDIT: {
+			/* Repeatable: the lists add up, as for a run. */
+			char *joined = audit_list ? g_strconcat(audit_list, ",", optarg, NULL) : g_strdup(optarg);
+			g_free(audit_list);
+			audit_list = joined;
+			audit_path = audit_list;
+			break;
+		}
+		case OPT_AUDIT_MAX_SIZE: audit_max_size = optarg; break;
+		case OPT_AUDIT_FAIL: audit_fail = optarg; break;
 		case OPT_AUDIT_LEVEL: audit_level = optarg; break;
 		case OPT_ENTRY_TIMEOUT:
 			if (!parse_seconds(optarg, &opts.entry_timeout))
@@ -176,7 +191,29 @@ int vr_cmd_mount(int argc, char **argv)
 	opts.project = project;
 	opts.mountpoint = mountpoint;
 	opts.policy = config->policy;
-	opts.audit_path = audit_path;
+	VrAuditSinks sinks = {0};
+	g_autofree char *audit_file = NULL;
+	if (audit_path) {
+		g_autofree char *why = NULL;
+		if (!vr_audit_sinks_parse(audit_path, &sinks, &why))
+			return fail("%s: %s", audit_list ? "--audit" : "[audit] path in the config", why);
+		/* `state` is a run's log; the config's serves runs too: skipped. */
+		if (sinks.state && audit_list)
+			return fail("--audit state: only a run has a log in the state directory; name a FILE");
+		audit_file = g_steal_pointer(&sinks.file);
+		opts.audit_path = audit_file;
+		opts.audit_stderr = sinks.to_stderr;
+		opts.audit_syslog = sinks.to_syslog;
+	}
+	if (audit_max_size && !vr_config_parse_audit_max_size(audit_max_size, &opts.audit_max_size))
+		return fail("--audit-max-size: '%s' is not a size from 1K to 1G such as 64M, or off", audit_max_size);
+	if (!audit_max_size && config->audit_max_size_set)
+		opts.audit_max_size = config->audit_max_size;
+	if (!audit_fail)
+		audit_fail = config->audit_fail;
+	if (audit_fail && vr_audit_fail_parse(audit_fail) < 0)
+		return fail("--audit-fail: '%s' is not closed or open", audit_fail);
+	opts.audit_fail_open = vr_audit_fail_parse(audit_fail) == 1;
 	opts.foreground_signals = true;
 	if (journal_dir) {
 		/* A journal directory serves one run: made here (0700), its

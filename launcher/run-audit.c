@@ -13,24 +13,42 @@
 
 #include "audit-json.h"
 #include "audit-read.h"
+#include "audit-sinks.h"
 #include "audit-summary.h"
 #include "log.h"
 #include "state-dir.h"
 
-int vr_run_audit_open(VrRunAudit *a, const char *project, const char *explicit_path)
+int vr_run_audit_open(VrRunAudit *a, const char *project, const VrRunPlan *plan, const VrConfig *config)
 {
-	*a = (VrRunAudit){.log_fd = -1, .daemon_fd = -1, .send_fd = -1};
+	*a = (VrRunAudit){.log_fd = -1, .dir_fd = -1, .daemon_fd = -1, .send_fd = -1};
 	a->run_id = vr_state_new_run_id();
-	if (explicit_path) {
-		a->view_path = g_strdup(explicit_path);
-	} else {
+	const char *list = plan->audit_path ? plan->audit_path : config->audit_path ? config->audit_path : "state";
+	VrAuditSinks sinks = {0};
+	g_autofree char *why = NULL;
+	if (!vr_audit_sinks_parse(list, &sinks, &why)) {
+		vr_error("%s: %s", plan->audit_path ? "--audit" : "[audit] path in the config", why);
+		return -EINVAL;
+	}
+	a->to_stderr = sinks.to_stderr;
+	a->to_syslog = sinks.to_syslog;
+	a->max_size = plan->audit_max_size_set ? plan->audit_max_size
+	            : config->audit_max_size_set ? config->audit_max_size : VR_AUDIT_MAX_SIZE_DEFAULT;
+	a->fail_open = vr_audit_fail_parse(plan->audit_fail ? plan->audit_fail : config->audit_fail) == 1;
+	if (sinks.file) {
+		a->view_path = g_strdup(sinks.file);
+	} else if (sinks.state) {
 		/* Created here, O_EXCL in a checked 0700 directory, before any
 		 * namespace is entered: the user's own files, the user's uid. */
 		int r = vr_state_create_run_log(project, a->run_id, &a->log_fd, &a->view_path);
-		if (r < 0)
+		if (r == 0)
+			r = vr_state_open_project_dir(project, false, &a->dir_fd);
+		if (r < 0) {
+			vr_audit_sinks_clear(&sinks);
 			return vr_log_errno(-r, "cannot create the run's audit log in the state directory (use --audit FILE)");
+		}
 		a->in_state_dir = true;
 	}
+	vr_audit_sinks_clear(&sinks);
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return vr_log_errno(errno, "socketpair");
@@ -40,6 +58,20 @@ int vr_run_audit_open(VrRunAudit *a, const char *project, const char *explicit_p
 	 * stray datagram can never pile up there. */
 	shutdown(a->daemon_fd, SHUT_WR);
 	return 0;
+}
+
+void vr_run_audit_view_options(const VrRunAudit *a, VrViewOptions *o)
+{
+	o->audit_path = a->view_path;
+	o->audit_fd = a->log_fd;
+	o->audit_dir_fd = a->dir_fd;
+	o->audit_stderr = a->to_stderr;
+	o->audit_syslog = a->to_syslog;
+	o->audit_max_size = a->max_size;
+	o->audit_fail_open = a->fail_open;
+	/* The view lives in the supervisor's own mount namespace: if it stops
+	 * for the log, a dead mount keeps the project covered. */
+	o->audit_keep_mount = true;
 }
 
 static void send_event(VrRunAudit *a, GString *s)
@@ -142,36 +174,57 @@ void vr_run_audit_print_summary(const VrRunAudit *a)
 	const char *path = a->view_path;
 	if (!path || strcmp(path, "-") == 0 || strcmp(path, "syslog") == 0)
 		return; /* nothing to count from; the events went by already */
-	g_autofree char *where = a->in_state_dir ? g_strdup_printf("vault-run audit %s  (log: %s)", a->run_id, path)
-	                                         : g_strdup_printf("vault-run audit %s", path);
-	VrAuditReader *r = NULL;
-	if (vr_audit_reader_open(path, &r) < 0) {
-		fprintf(stderr, "vault-run: audit: %s\n", where);
-		return;
-	}
+	g_autoptr(GPtrArray) parts = vr_audit_log_parts(path);
+	/* "2 rotated parts": the user's `vault-run audit` reads them all. */
+	g_autofree char *rotated = parts->len > 1 ? g_strdup_printf("%u rotated part%s", parts->len - 1,
+	                                                           parts->len == 2 ? "" : "s")
+	                                          : NULL;
+	g_autofree char *where = NULL;
+	if (a->in_state_dir)
+		where = g_strdup_printf("vault-run audit %s  (log: %s%s%s)", a->run_id, path, rotated ? " + " : "",
+		                        rotated ? rotated : "");
+	else
+		where = g_strdup_printf("vault-run audit %s%s%s%s", path, rotated ? " (+ " : "", rotated ? rotated : "",
+		                        rotated ? ")" : "");
 	VrAuditSummary *sum = vr_audit_summary_new();
 	/* Which names were refused most: the summary keeps them internally
 	 * for its table, but the line only wants the top three. */
 	GHashTable *denied = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	VrAuditRecord rec;
 	vr_audit_record_init(&rec);
-	int n;
-	while ((n = vr_audit_reader_next(r, &rec)) != 0) {
-		if (n == -EBADMSG)
-			continue;
-		if (n < 0)
+	unsigned long bad = 0;
+	bool readable = true;
+	for (guint i = 0; i < parts->len; i++) {
+		VrAuditReader *r = NULL;
+		if (vr_audit_reader_open(parts->pdata[i], &r) < 0) {
+			readable = false;
 			break;
-		vr_audit_summary_add(sum, &rec);
-		/* Refused connections have their own count below. */
-		if (!vr_audit_record_denied(&rec) || rec.host)
-			continue;
-		g_autofree char *key = g_strdup(rec.path && *rec.path ? rec.path : "/");
-		gpointer old = g_hash_table_lookup(denied, key);
-		g_hash_table_insert(denied, g_steal_pointer(&key), GUINT_TO_POINTER(GPOINTER_TO_UINT(old) + 1));
+		}
+		int n;
+		while ((n = vr_audit_reader_next(r, &rec)) != 0) {
+			if (n == -EBADMSG)
+				continue;
+			if (n < 0)
+				break;
+			vr_audit_summary_add(sum, &rec);
+			/* Refused connections have their own count below. */
+			if (!vr_audit_record_denied(&rec) || rec.host)
+				continue;
+			g_autofree char *key = g_strdup(rec.path && *rec.path ? rec.path : "/");
+			gpointer old = g_hash_table_lookup(denied, key);
+			g_hash_table_insert(denied, g_steal_pointer(&key), GUINT_TO_POINTER(GPOINTER_TO_UINT(old) + 1));
+		}
+		bad += vr_audit_reader_bad_lines(r);
+		vr_audit_reader_free(r);
 	}
-	vr_audit_summary_set_bad_lines(sum, vr_audit_reader_bad_lines(r));
 	vr_audit_record_clear(&rec);
-	vr_audit_reader_free(r);
+	if (!readable) {
+		fprintf(stderr, "vault-run: audit: %s\n", where);
+		g_hash_table_unref(denied);
+		vr_audit_summary_free(sum);
+		return;
+	}
+	vr_audit_summary_set_bad_lines(sum, bad);
 	VrAuditCounts c;
 	vr_audit_summary_counts(sum, &c);
 
@@ -208,6 +261,9 @@ void vr_run_audit_print_summary(const VrRunAudit *a)
 		g_string_append_printf(line, ", %" G_GUINT64_FORMAT " connection%s (%" G_GUINT64_FORMAT " denied)",
 		                       c.conn_allowed + c.conn_denied, c.conn_allowed + c.conn_denied == 1 ? "" : "s",
 		                       c.conn_denied);
+	if (c.lost)
+		g_string_append_printf(line, ", %" G_GUINT64_FORMAT " record%s lost (the log could not be written)",
+		                       c.lost, c.lost == 1 ? "" : "s");
 	g_string_append_printf(line, "; audit: %s", where);
 	if (c.sealed && c.final_hash)
 		g_string_append_printf(line, " hash %s", c.final_hash);
@@ -220,11 +276,13 @@ void vr_run_audit_close(VrRunAudit *a)
 {
 	if (a->log_fd >= 0)
 		close(a->log_fd);
+	if (a->dir_fd >= 0)
+		close(a->dir_fd);
 	if (a->daemon_fd >= 0)
 		close(a->daemon_fd);
 	if (a->send_fd >= 0)
 		close(a->send_fd);
 	g_free(a->run_id);
 	g_free(a->view_path);
-	*a = (VrRunAudit){.log_fd = -1, .daemon_fd = -1, .send_fd = -1};
+	*a = (VrRunAudit){.log_fd = -1, .dir_fd = -1, .daemon_fd = -1, .send_fd = -1};
 }

@@ -6,21 +6,31 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "cli.h"
+#include "config.h"
 #include "policy.h"
+#include "view.h"
 
 typedef struct {
 	char *run_id;          /* this run's id (also given to the view) */
-	char *view_path;       /* what the view gets as audit_path: a file, "-" or "syslog" */
+	char *view_path;       /* the log file (what the view gets as audit_path), or NULL: none */
 	bool in_state_dir;     /* the log is the state directory's <run-id>.jsonl */
 	int log_fd;            /* the created state-dir log (O_APPEND|O_CLOEXEC), or -1 */
+	int dir_fd;            /* its directory (O_PATH), where the view rotates it, or -1 */
+	bool to_stderr, to_syslog;
+	uint64_t max_size;     /* rotation: bytes per part, 0 none */
+	bool fail_open;        /* --audit-fail=open */
 	int daemon_fd;         /* SOCK_SEQPACKET end the daemon reads (event_fd), or -1 */
 	int send_fd;           /* the end the supervisor and the proxy write, or -1 */
 } VrRunAudit;
 
-/* Decides the destination: EXPLICIT (--audit or the config) when set, else
- * a new log in the state directory; then makes the event socketpair (both
- * ends O_CLOEXEC). 0 or -errno (logged). */
-int vr_run_audit_open(VrRunAudit *a, const char *project, const char *explicit_path);
+/* Decides the sinks (PLAN's --audit, else the config's [audit] path, else
+ * `state`: a new log in the state directory), the rotation limit and the
+ * failure mode (the plan's, else the config's); then makes the event
+ * socketpair (both ends O_CLOEXEC). 0 or -errno (logged). */
+int vr_run_audit_open(VrRunAudit *a, const char *project, const VrRunPlan *plan, const VrConfig *config);
+/* The audit part of the view's options: sinks, rotation, failure mode. */
+void vr_run_audit_view_options(const VrRunAudit *a, VrViewOptions *o);
 /* op "run-start": the command as one shell-quoted string, the version, the
  * namespaces/filters in use, the project and the supervisor's pid. */
 void vr_run_audit_send_start(VrRunAudit *a, char *const *argv, const char *project, const char *features,
@@ -35,6 +45,7 @@ char *vr_run_audit_policy_hash(const VrPolicy *policy);
  * end (no event can follow run-end). */
 void vr_run_audit_send_end(VrRunAudit *a, int exit_status);
 /* Once the daemon has exited: one line on stderr with what the run read,
- * wrote and was refused, and where the log is (counts only for a file). */
+ * wrote and was refused (over all the log's parts), and where the log is
+ * (counts only for a file). */
 void vr_run_audit_print_summary(const VrRunAudit *a);
 void vr_run_audit_close(VrRunAudit *a);

@@ -280,7 +280,7 @@ static pid_t start_daemon(const VrViewOptions *opts, int close_in_child, const c
 			close(close_in_child);
 		VrViewOptions o = *opts;
 		o.ready_fd = ready[1];
-		_exit(vr_view_run(&o) < 0 ? 1 : 0);
+		_exit(vr_view_run(&o) < 0 ? (vr_view_audit_failed() ? VR_VIEW_EXIT_AUDIT_FAILED : 1) : 0);
 	}
 	setpgid(pid, pid); /* either side may run first */
 	close(ready[1]);
@@ -289,7 +289,8 @@ static pid_t start_daemon(const VrViewOptions *opts, int close_in_child, const c
 	close(ready[0]);
 	if (n <= 0 || strncmp(buf, "ready", 5) != 0) {
 		int st = wait_deadline(pid, 5);
-		vr_error("%s could not be mounted (daemon exit status %d)", what, vr_exit_status(st));
+		if (vr_exit_status(st) != VR_VIEW_EXIT_AUDIT_FAILED) /* it said why */
+			vr_error("%s could not be mounted (daemon exit status %d)", what, vr_exit_status(st));
 		return -1;
 	}
 	return pid;
@@ -321,6 +322,7 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConf
 	o.audit_fd = audit->log_fd;
 	o.run_id = audit->run_id;
 	o.event_fd = audit->daemon_fd;
+	vr_run_audit_view_options(audit, &o);
 	const char *level = plan->audit_level ? plan->audit_level : config->audit_level;
 	if (level && vr_audit_level_parse(level) >= 0)
 		o.audit_level = (VrAuditLevel)vr_audit_level_parse(level);
@@ -378,17 +380,18 @@ static void continue_daemons(pid_t daemon, GArray *guards) { signal_daemons(daem
 static void kill_daemons(pid_t daemon, GArray *guards) { signal_daemons(daemon, guards, SIGKILL); }
 
 /* SIGTERM and wait, as at the end of a run; warns on an unclean end. */
-static void stop_daemon(pid_t pid, const char *what)
+static int stop_daemon(pid_t pid, const char *what)
 {
 	if (pid <= 0)
-		return;
+		return 0;
 	kill(pid, SIGTERM);
 	/* A stopped daemon would keep the SIGTERM pending for the whole
 	 * deadline: let it run so it can flush and exit now. */
 	kill(pid, SIGCONT);
 	int st = wait_deadline(pid, 10);
-	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0))
+	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) && vr_exit_status(st) != VR_VIEW_EXIT_AUDIT_FAILED)
 		vr_warning("%s ended with status %d", what, vr_exit_status(st));
+	return vr_exit_status(st);
 }
 
 /* The proxy variables replace any of the same name the plan let through. */
@@ -600,7 +603,7 @@ int vr_supervisor_run(VrRunPlan *plan)
 
 	/* The log is created now, as the user, before any namespace. */
 	VrRunAudit audit;
-	if (vr_run_audit_open(&audit, project, plan->audit_path ? plan->audit_path : config->audit_path) < 0) {
+	if (vr_run_audit_open(&audit, project, plan, config) < 0) {
 		vr_run_audit_close(&audit);
 		return VR_EXIT_ERROR;
 	}
@@ -749,10 +752,13 @@ int vr_supervisor_run(VrRunPlan *plan)
 				}
 				if (!view)
 					continue;
+				/* A view stopped for its audit log said why already. */
+				gboolean said = r == daemon && vr_exit_status(wst) == VR_VIEW_EXIT_AUDIT_FAILED;
 				if (r == daemon)
 					daemon = -1;
 				daemon_died = TRUE;
-				vr_error("a view daemon died (status %d); stopping the sandbox", vr_exit_status(wst));
+				if (!said)
+					vr_error("a view daemon died (status %d); stopping the sandbox", vr_exit_status(wst));
 				kill(sandbox, SIGKILL);
 			}
 		}
@@ -834,7 +840,9 @@ out:
 	stop_daemon(proxy, "the network proxy");
 	if (daemon > 0)
 		vr_run_audit_send_end(&audit, status);
-	stop_daemon(daemon, "the view daemon");
+	/* Its log failed at the end (--audit-fail=closed): said, and our error. */
+	if (stop_daemon(daemon, "the view daemon") == VR_VIEW_EXIT_AUDIT_FAILED)
+		status = VR_EXIT_ERROR;
 	for (guint i = 0; i < guards->len; i++)
 		stop_daemon(g_array_index(guards, pid_t, i), "a guarded view");
 	if (daemon > 0 && !plan->quiet)

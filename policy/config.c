@@ -19,7 +19,7 @@
 
 typedef struct {
 	const char *group;
-	const char *keys[10];
+	const char *keys[12];
 	const char *expected; /* for the "unknown key" message */
 } GroupSpec;
 
@@ -27,7 +27,7 @@ static const GroupSpec groups[] = {
 	{"policy", {"hide", "readonly", "redact", "show"}, "hide, readonly, redact or show"},
 	{"sandbox", {"net", "env-allow", "setenv", "ro-bind", "bind", "profile", "memory", "pids", "cpu"},
 	 "net, env-allow, setenv, ro-bind, bind, profile, memory, pids or cpu"},
-	{"audit", {"level", "path"}, "level or path"},
+	{"audit", {"level", "path", "max-size", "fail"}, "level, path, max-size or fail"},
 	/* Not from a project file (only [policy] is): turning the scan off
 	 * or raising its limit would loosen the view. */
 	{"view", {"scan", "scan-max-size"}, "scan or scan-max-size"},
@@ -246,11 +246,44 @@ static gboolean load_sandbox_key(VrConfig *config, GKeyFile *kf, const KeyLine *
 	return append_list(kf, kl, name, config->rw_binds, FALSE, error); /* bind */
 }
 
+static gboolean parse_size(const char *s, guint64 *ret);
+
+gboolean vr_config_parse_audit_max_size(const char *text, guint64 *ret)
+{
+	if (!text)
+		return FALSE;
+	if (strcmp(text, "off") == 0 || strcmp(text, "0") == 0) {
+		*ret = 0;
+		return TRUE;
+	}
+	guint64 v;
+	if (!parse_size(text, &v) || v < 1024)
+		return FALSE;
+	*ret = v;
+	return TRUE;
+}
+
 static gboolean load_audit_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl,
                                const char *name, GError **error)
 {
 	if (strcmp(kl->key, "path") == 0)
 		return get_string(kf, kl, name, &config->audit_path, error);
+	if (strcmp(kl->key, "max-size") == 0) {
+		g_autofree char *v = NULL;
+		if (!get_string(kf, kl, name, &v, error))
+			return FALSE;
+		if (!vr_config_parse_audit_max_size(v, &config->audit_max_size))
+			return fail(error, name, kl->line, "max-size = '%s'; expected a size from 1K to 1G such as 64M, or off", v);
+		config->audit_max_size_set = TRUE;
+		return TRUE;
+	}
+	if (strcmp(kl->key, "fail") == 0) {
+		if (!get_string(kf, kl, name, &config->audit_fail, error))
+			return FALSE;
+		if (strcmp(config->audit_fail, "closed") != 0 && strcmp(config->audit_fail, "open") != 0)
+			return fail(error, name, kl->line, "fail = '%s'; expected closed or open", config->audit_fail);
+		return TRUE;
+	}
 	if (!get_string(kf, kl, name, &config->audit_level, error))
 		return FALSE;
 	const char *levels[] = {"denied", "writes", "reads", "opens", "all"};
@@ -440,6 +473,7 @@ void vr_config_free(VrConfig *config)
 	g_free(config->profile);
 	g_free(config->audit_level);
 	g_free(config->audit_path);
+	g_free(config->audit_fail);
 	g_free(config->scan_mode);
 	g_free(config);
 }

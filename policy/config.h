@@ -22,7 +22,10 @@ typedef struct {
 	VrLimits limits;          /* memory, pids, cpu; 0: unset */
 	/* [audit] */
 	char *audit_level;        /* "denied".."all" */
-	char *audit_path;
+	char *audit_path;         /* sinks, as --audit takes them: "state,syslog" */
+	guint64 audit_max_size;   /* max-size: bytes per part, 0: no rotation (when audit_max_size_set) */
+	gboolean audit_max_size_set;
+	char *audit_fail;         /* "closed", "open" */
 	/* [view] (never from a project file) */
 	char *scan_mode;          /* "mask", "refuse", "off"; NULL: the view's default (mask) */
 	guint64 scan_max_size;    /* bytes; 0: the view's default (8 MiB) */
@@ -44,5 +47,8 @@ gboolean vr_config_load_all(VrConfig *config, const char *project_dir, const cha
                             GError **error);
 /* Parses a size as [view] scan-max-size takes it ("8M", "512k", bytes). */
 gboolean vr_config_parse_size(const char *text, guint64 *ret);
+/* An audit log's part size (--audit-max-size, [audit] max-size): "off" or
+ * "0" (no rotation: *ret = 0), or a size from 1K to 1G ("64M", bytes). */
+gboolean vr_config_parse_audit_max_size(const char *text, guint64 *ret);
 /* The user config path ($XDG_CONFIG_HOME/vault-run/config); newly allocated. */
 char *vr_config_user_path(void);

@@ -135,6 +135,34 @@ static void test_unknown_and_bad(void **state)
 	assert_true(g_error_matches(error, VR_CLI_ERROR, VR_CLI_ERROR_NO_COMMAND));
 }
 
+/* --audit adds up (a comma list, or repeated), refusing a second log file;
+ * --audit-max-size and --audit-fail are checked at parse time. */
+static void test_audit_options(void **state)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(VrRunPlan) p = parse(&error, "--audit", "state,syslog", "--audit=-", "--audit-max-size", "2k",
+	                               "--audit-fail=open", "ls", NULL);
+	assert_non_null(p);
+	assert_string_equal(p->audit_path, "state,syslog,-");
+	assert_true(p->audit_max_size_set);
+	assert_int_equal(p->audit_max_size, 2048);
+	assert_string_equal(p->audit_fail, "open");
+	g_autoptr(VrRunPlan) q = parse(&error, "--audit-max-size", "off", "ls", NULL);
+	assert_true(q->audit_max_size_set);
+	assert_int_equal(q->audit_max_size, 0);
+	assert_null(q->audit_path);
+	assert_null(parse(&error, "--audit", "/a.jsonl", "--audit", "/b.jsonl", "ls", NULL));
+	assert_true(g_error_matches(error, VR_CLI_ERROR, VR_CLI_ERROR_BAD_VALUE));
+	assert_non_null(strstr(error->message, "--audit: "));
+	g_clear_error(&error);
+	assert_null(parse(&error, "--audit", "state,,-", "ls", NULL));
+	g_clear_error(&error);
+	assert_null(parse(&error, "--audit-max-size", "12", "ls", NULL));
+	g_clear_error(&error);
+	assert_null(parse(&error, "--audit-fail", "half", "ls", NULL));
+	assert_true(g_error_matches(error, VR_CLI_ERROR, VR_CLI_ERROR_BAD_VALUE));
+}
+
 static void test_help_version_inline(void **state)
 {
 	g_autoptr(GError) error = NULL;
@@ -211,6 +239,7 @@ int main(void)
 		cmocka_unit_test(test_env_file_spec),
 		cmocka_unit_test(test_env_build),
 		cmocka_unit_test(test_net_allow_profile_quiet),
+		cmocka_unit_test(test_audit_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -64,6 +64,13 @@ static void test_good(void **state)
 	assert_string_equal(c->profile, "opencode");
 	assert_string_equal(c->audit_level, "writes");
 	assert_string_equal(c->audit_path, "-");
+	assert_false(c->audit_max_size_set);
+	assert_null(c->audit_fail);
+	assert_true(load(c, "[audit]\nmax-size = 2M\nfail = open\npath = state,syslog\n", VR_SOURCE_USER, &e));
+	assert_true(c->audit_max_size_set);
+	assert_int_equal(c->audit_max_size, 2u << 20);
+	assert_string_equal(c->audit_fail, "open");
+	assert_string_equal(c->audit_path, "state,syslog");
 	/* "!" in a hide list negates, as in .gitignore */
 	assert_true(load(c, "[policy]\nhide=!db.sqlite\n", VR_SOURCE_USER, &e));
 	assert_int_equal(cls(c, "db.sqlite"), VR_CLASS_VISIBLE);
@@ -99,6 +106,9 @@ static void test_bad(void **state)
 	expect_error("[sandbox]\nnet=maybe\n", VR_SOURCE_USER, "cfg:2:", "expected none, host");
 	expect_error("[sandbox]\nsetenv=NOVALUE\n", VR_SOURCE_USER, "cfg:2:", "expected NAME=VALUE");
 	expect_error("[audit]\nlevel=loud\n", VR_SOURCE_USER, "cfg:2:", "expected denied");
+	expect_error("[audit]\nmax-size = 100\n", VR_SOURCE_USER, "cfg:2:", "expected a size from 1K to 1G");
+	expect_error("[audit]\nfail = maybe\n", VR_SOURCE_USER, "cfg:2:", "expected closed or open");
+	expect_error("[audit]\nfail = open\n", VR_SOURCE_PROJECT, "proj/.vault-run:1:", "not allowed in a project");
 	expect_error("[policy]\nhide=a\\qb\n", VR_SOURCE_USER, "cfg:2:", "expected a ';'-separated");
 	expect_error("[policy]\nhide=\xff\n", VR_SOURCE_USER, "cfg:2:", "UTF-8");
 	/* NUL in the middle */
