@@ -176,6 +176,7 @@ int vr_cmd_mount(int argc, char **argv)
 	opts.project = project;
 	opts.mountpoint = mountpoint;
 	opts.policy = config->policy;
+	opts.scan_filter = config->scan_filter;
 	opts.audit_path = audit_path;
 	opts.foreground_signals = true;
 	if (journal_dir) {
