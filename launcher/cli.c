@@ -17,6 +17,7 @@ typedef enum {
 	OPT_AUDIT, OPT_AUDIT_LEVEL, OPT_POLICY, OPT_HIDE, OPT_READONLY, OPT_REDACT, OPT_SHOW,
 	OPT_DRY_RUN, OPT_VERBOSE, OPT_PROFILE, OPT_QUIET, OPT_HELP, OPT_VERSION,
 	OPT_JOURNAL, OPT_JOURNAL_MAX_SIZE,
+	OPT_SCAN,
 	/* accepted for bwrap compatibility; vault-run always does these */
 	OPT_UNSHARE_ALL, OPT_UNSHARE_OTHER,
 } OptId;
@@ -33,6 +34,7 @@ static const struct {
 	{"--quiet", OPT_QUIET, 0},
 	{"--journal", OPT_JOURNAL, 1},
 	{"--journal-max-size", OPT_JOURNAL_MAX_SIZE, 1},
+	{"--scan", OPT_SCAN, 1},
 	{"--env-allow", OPT_ENV_ALLOW, 1},
 	{"--setenv", OPT_SETENV, 2},
 	{"--unsetenv", OPT_UNSETENV, 1},
@@ -143,6 +145,7 @@ void vr_run_plan_free(VrRunPlan *plan)
 	g_free(plan->audit_path);
 	g_free(plan->audit_level);
 	g_free(plan->policy_file);
+	g_free(plan->scan_mode);
 	g_strfreev(plan->command);
 	g_free(plan);
 }
@@ -228,6 +231,11 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 		plan->journal_max_size = v << shift;
 		break;
 	}
+	case OPT_SCAN:
+		if (!g_strv_contains((const char *const[]){"mask", "refuse", "off", NULL}, a[0]))
+			return bad_value(error, name, a[0], "one of mask, refuse, off");
+		set_str(&plan->scan_mode, a[0]);
+		break;
 	case OPT_UNSHARE_NET: plan->net = VR_NET_NONE; break;
 	case OPT_SHARE_NET: plan->net = VR_NET_HOST; break;
 	case OPT_ENV_ALLOW: g_ptr_array_add(plan->env_allow, g_strdup(a[0])); break;
@@ -402,6 +410,7 @@ void vr_cli_print_help(FILE *out)
 	      "  --policy FILE, --audit FILE|-, --audit-level denied|writes|reads|opens|all\n"
 	      "  --timeout SECONDS, --json-status-fd FD, --allow-userns, --dry-run, --quiet, -v\n"
 	      "  --journal on|off, --journal-max-size SIZE   keep what the run changes for undo\n"
+	      "  --scan mask|refuse|off   files holding a secret by content (default: mask)\n"
 	      "bubblewrap options: --ro-bind[-try] SRC DEST, --bind[-try] SRC DEST, --dev-bind SRC DEST,\n"
 	      "  --tmpfs DEST, --dir DEST, --symlink TARGET DEST, --proc DEST, --dev DEST, --chdir DIR,\n"
 	      "  --hostname NAME, --unshare-net, --share-net, --new-session, --die-with-parent,\n"
