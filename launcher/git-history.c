@@ -37,6 +37,7 @@ struct VrGitHistory {
 	pid_t pid[N_GIT];  /* -1 when not running */
 	int out[N_GIT];    /* memfd with the child's stdout, or -1 */
 	gint64 started;    /* monotonic µs */
+	gint64 start_cost; /* µs spent in vr_git_history_start() */
 	GPtrArray *cached; /* the verdict from the cache: no children */
 	gboolean cached_slow;
 };
@@ -273,8 +274,10 @@ VrGitHistory *vr_git_history_start(const char *project, const VrPolicy *policy, 
 	if (cache && policy_hash && vr_state_open_project_dir(project, true, &h->state_dirfd) == 0) {
 		h->key = cache_key(project, gitdir, policy_hash);
 		h->cached = cache_read(h->state_dirfd, h->key, &h->cached_slow);
-		if (h->cached)
+		if (h->cached) {
+			h->start_cost = g_get_monotonic_time() - h->started;
 			return h;
+		}
 	}
 	static const char *const index_args[] = {"ls-files", "-z", "--cached", NULL};
 	static const char *const log_args[] = {"log", "--all", "--reflog", "--format=", "--name-only", "-z",
@@ -286,6 +289,7 @@ VrGitHistory *vr_git_history_start(const char *project, const VrPolicy *policy, 
 		if (h->out[i] >= 0)
 			h->pid[i] = spawn_git(git, gitdir, project, args[i], h->out[i]);
 	}
+	h->start_cost = g_get_monotonic_time() - h->started;
 	return h;
 }
 
@@ -360,6 +364,8 @@ GPtrArray *vr_git_history_finish(VrGitHistory *h, int timeout_ms, int *ret_slow)
 		*ret_slow = 0;
 	if (!h)
 		return found;
+	gint64 wait_from = g_get_monotonic_time();
+	gboolean from_cache = h->cached != NULL;
 	if (h->cached) {
 		g_ptr_array_extend_and_steal(found, g_steal_pointer(&h->cached));
 		if (ret_slow)
@@ -390,6 +396,11 @@ GPtrArray *vr_git_history_finish(VrGitHistory *h, int timeout_ms, int *ret_slow)
 		if (h->key && timeout_ms >= 0 && (slow || all_ok))
 			cache_write(h->state_dirfd, h->key, found, slow);
 	}
+	/* -vv: what the check cost the start-up (the wait) and in all. */
+	gint64 now = g_get_monotonic_time();
+	vr_debug("git history: %u hidden path%s, %s; %.2f ms to start, %.2f ms waited for, %.1f ms in all",
+	         found->len, found->len == 1 ? "" : "s", from_cache ? "cached verdict" : "git ran",
+	         (double)h->start_cost / 1000, (double)(now - wait_from) / 1000, (double)(now - h->started) / 1000);
 	for (int i = 0; i < N_GIT; i++)
 		if (h->out[i] >= 0)
 			close(h->out[i]);
