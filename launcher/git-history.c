@@ -42,6 +42,21 @@ struct VrGitHistory {
 	gboolean cached_slow;
 };
 
+/* The fds of the check in progress, for vr_git_history_close_inherited(). */
+static VrGitHistory *current;
+
+void vr_git_history_close_inherited(void)
+{
+	if (!current)
+		return;
+	for (int i = 0; i < N_GIT; i++)
+		if (current->out[i] >= 0)
+			close(current->out[i]);
+	if (current->state_dirfd >= 0)
+		close(current->state_dirfd);
+	current = NULL;
+}
+
 /* ---- where the repository is ------------------------------------------------ */
 
 /* project/.git as a directory, or what its gitfile names; NULL otherwise. */
@@ -275,6 +290,8 @@ VrGitHistory *vr_git_history_start(const char *project, const VrPolicy *policy, 
 		h->key = cache_key(project, gitdir, policy_hash);
 		h->cached = cache_read(h->state_dirfd, h->key, &h->cached_slow);
 		if (h->cached) {
+			close(h->state_dirfd); /* nothing to write back */
+			h->state_dirfd = -1;
 			h->start_cost = g_get_monotonic_time() - h->started;
 			return h;
 		}
@@ -290,6 +307,7 @@ VrGitHistory *vr_git_history_start(const char *project, const VrPolicy *policy, 
 			h->pid[i] = spawn_git(git, gitdir, project, args[i], h->out[i]);
 	}
 	h->start_cost = g_get_monotonic_time() - h->started;
+	current = h;
 	return h;
 }
 
@@ -406,6 +424,8 @@ GPtrArray *vr_git_history_finish(VrGitHistory *h, int timeout_ms, int *ret_slow)
 			close(h->out[i]);
 	if (h->state_dirfd >= 0)
 		close(h->state_dirfd);
+	if (current == h)
+		current = NULL;
 	g_free(h->key);
 	if (h->cached)
 		g_ptr_array_unref(h->cached);

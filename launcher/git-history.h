@@ -34,3 +34,8 @@ GPtrArray *vr_git_history_finish(VrGitHistory *h, int timeout_ms, int *ret_slow)
 
 /* The one-line warning naming at most five paths and the fix. */
 char *vr_git_history_message(const GPtrArray *paths);
+
+/* In a child forked while a check runs (a view daemon): closes the check's
+ * memfds and state directory fd, which the child has no use for (they would
+ * keep git's output in memory for the whole run). */
+void vr_git_history_close_inherited(void);

@@ -278,6 +278,7 @@ static pid_t start_daemon(const VrViewOptions *opts, int close_in_child, const c
 		close(ready[0]);
 		if (close_in_child >= 0)
 			close(close_in_child);
+		vr_git_history_close_inherited();
 		VrViewOptions o = *opts;
 		o.ready_fd = ready[1];
 		_exit(vr_view_run(&o) < 0 ? 1 : 0);
