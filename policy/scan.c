@@ -9,6 +9,7 @@
  * Safety: every matcher indexes through at() or checks `< len` before reading;
  * the fuzzer (tests/fuzz/fuzz_scan.c) holds us to it. */
 #include "scan.h"
+#include "scan-private.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -850,7 +851,7 @@ static void sort_and_merge(GArray *hits, guint first)
 	g_array_set_size(hits, first + out + 1);
 }
 
-void vr_scan_buffer(const char *buf, size_t len, GArray *hits)
+static void scan_buffer(const char *buf, size_t len, GArray *hits, bool portable)
 {
 	g_return_if_fail(hits != NULL);
 	g_return_if_fail(g_array_get_element_size(hits) == sizeof(VrScanHit));
@@ -859,13 +860,24 @@ void vr_scan_buffer(const char *buf, size_t len, GArray *hits)
 	Scan s = {(const unsigned char *)buf, len, hits};
 	guint first = hits->len;
 #ifdef HAVE_AVX2_PATH
-	size_t i = have_avx2() ? scan_blocks_avx2(&s) : scan_blocks_generic(&s);
+	size_t i = !portable && have_avx2() ? scan_blocks_avx2(&s) : scan_blocks_generic(&s);
 #else
+	(void)portable;
 	size_t i = scan_blocks_generic(&s);
 #endif
 	while (i < len)
 		i = dispatch(&s, i);
 	sort_and_merge(hits, first);
+}
+
+void vr_scan_buffer(const char *buf, size_t len, GArray *hits)
+{
+	scan_buffer(buf, len, hits, false);
+}
+
+void vr_scan_buffer_portable(const char *buf, size_t len, GArray *hits)
+{
+	scan_buffer(buf, len, hits, true);
 }
 
 void vr_scan_mask(char *buf, size_t len, const GArray *hits)
