@@ -59,6 +59,10 @@ static gboolean can_unshare_user(void)
  * the start of a run, without the cache or time limit). */
 static gboolean doctor_project(const char *project)
 {
+	if (!g_file_test(project, G_FILE_TEST_IS_DIR)) {
+		report(FALSE, TRUE, "project", "not a directory; expected --project DIR");
+		return FALSE;
+	}
 	g_autoptr(VrConfig) config = vr_config_new();
 	g_autoptr(GError) error = NULL;
 	if (!vr_config_load_all(config, project, NULL, &error)) {
