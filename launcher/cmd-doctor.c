@@ -142,6 +142,6 @@ int vr_cmd_doctor(int argc, char **argv)
 	printf(usable ? "vault-run can run sandboxes here.\n"
 	              : "vault-run cannot run sandboxes here until the FAIL lines are fixed.\n");
 	if (usable && !project_ok)
-		printf("The project's git history exposes files the view hides (see above).\n");
+		printf("... but the --project check failed (see the FAIL line above).\n");
 	return usable && project_ok ? 0 : 1;
 }
