@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "scan.h"
+#include "scan-filter.h"
 #include "view-private.h"
 
 /* Past this many versions the cache starts again: a tree rewritten in a
@@ -20,6 +21,7 @@
 #define SCAN_CACHE_MAX 200000
 
 typedef struct {
+	uint64_t dropped; /* vr_scan_filter_key(): allow-lists depend on the path */
 	dev_t dev;
 	ino_t ino;
 	off_t size;
@@ -29,7 +31,7 @@ typedef struct {
 static guint key_hash(gconstpointer p)
 {
 	const VersionKey *k = p;
-	return (guint)(k->ino ^ (k->ino >> 32) ^ ((guint64)k->size * 31u) ^ (guint64)k->mtime_ns ^
+	return (guint)(k->ino ^ (k->ino >> 32) ^ k->dropped ^ ((guint64)k->size * 31u) ^ (guint64)k->mtime_ns ^
 	               (guint64)k->ctime_ns ^ (k->dev * 0x9e3779b1u));
 }
 
@@ -38,9 +40,10 @@ static gboolean key_equal(gconstpointer a, gconstpointer b)
 	return memcmp(a, b, sizeof(VersionKey)) == 0;
 }
 
-static void key_of(const struct stat *st, VersionKey *k)
+static void key_of(const struct stat *st, uint64_t dropped, VersionKey *k)
 {
 	memset(k, 0, sizeof *k); /* padding too: keys are compared with memcmp */
+	k->dropped = dropped;
 	k->dev = st->st_dev;
 	k->ino = st->st_ino;
 	k->size = st->st_size;
@@ -127,7 +130,10 @@ VrScanVerdict vr_content_scan_check(fuse_req_t req, VrInode *inode, const char *
 	VersionKey k;
 	if (fstatat(inode->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
 		return VR_SCAN_UNKNOWN;
-	key_of(&st, &k);
+	/* The same bytes under two names (hard links) may be allow-listed
+	 * under one of them only: the verdict is per version *and* filter. */
+	uint64_t dropped = vr_scan_filter_key(vr_view->opts->scan_filter, relpath);
+	key_of(&st, dropped, &k);
 	VrScanVerdict v = cache_get(&k);
 	if (v != VR_SCAN_UNKNOWN)
 		return v;
@@ -170,6 +176,7 @@ VrScanVerdict vr_content_scan_check(fuse_req_t req, VrInode *inode, const char *
 
 	g_autoptr(GArray) hits = g_array_new(FALSE, FALSE, sizeof(VrScanHit));
 	vr_scan_buffer(buf, len, hits);
+	vr_scan_filter_apply(vr_view->opts->scan_filter, relpath, hits);
 	g_free(buf);
 	v = hits->len ? VR_SCAN_HIT : VR_SCAN_CLEAN;
 
@@ -177,7 +184,7 @@ VrScanVerdict vr_content_scan_check(fuse_req_t req, VrInode *inode, const char *
 	 * sees the new version and scans it. */
 	VersionKey k2;
 	if (stable) {
-		key_of(&after, &k2);
+		key_of(&after, dropped, &k2);
 		stable = key_equal(&k, &k2);
 	}
 	if (!stable || cache_put(&k, v))
@@ -186,7 +193,7 @@ VrScanVerdict vr_content_scan_check(fuse_req_t req, VrInode *inode, const char *
 	return v;
 }
 
-int vr_content_scan_load_masked(int fd, char **ret_buf, size_t *ret_len)
+int vr_content_scan_load_masked(int fd, const char *relpath, char **ret_buf, size_t *ret_len)
 {
 	/* Masking must not depend on the scan limit: a file found to hold a
 	 * secret is served masked or not at all, like a redacted one. */
@@ -196,6 +203,7 @@ int vr_content_scan_load_masked(int fd, char **ret_buf, size_t *ret_len)
 		return r;
 	g_autoptr(GArray) hits = g_array_new(FALSE, FALSE, sizeof(VrScanHit));
 	vr_scan_buffer(*ret_buf, *ret_len, hits);
+	vr_scan_filter_apply(vr_view->opts->scan_filter, relpath, hits);
 	vr_scan_mask(*ret_buf, *ret_len, hits);
 	return 0;
 }

@@ -123,7 +123,7 @@ static void vr_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	}
 	VrFile *f = file_new(fd, inode, req, wr);
 	if (d.cls == VR_CLASS_REDACT || masked) {
-		int r = masked ? vr_content_scan_load_masked(fd, &f->redacted, &f->redacted_len)
+		int r = masked ? vr_content_scan_load_masked(fd, rel, &f->redacted, &f->redacted_len)
 		               : vr_redact_load(fd, &f->redacted, &f->redacted_len);
 		if (r < 0) {
 			file_free(f);

@@ -164,8 +164,9 @@ bool vr_content_scan_guard(fuse_req_t req, const char *op, VrInode *inode, VrDec
 /* The same for the entry NAME in directory DIRFD (unlink, rename). */
 bool vr_content_scan_guard_name(fuse_req_t req, const char *op, int dirfd, const char *name,
                                 VrDecision d, const char *relpath);
-/* Loads fd's content and masks what the scanner finds (same length). */
-int vr_content_scan_load_masked(int fd, char **ret_buf, size_t *ret_len);
+/* Loads fd's content and masks what the scanner finds (same length), less
+ * what the scan filter drops for relpath. */
+int vr_content_scan_load_masked(int fd, const char *relpath, char **ret_buf, size_t *ret_len);
 
 /* audit.c */
 typedef struct {

@@ -63,6 +63,7 @@ typedef struct {
 	uint64_t journal_max_size; /* bytes the journal may copy; 0: 1 GiB */
 	VrViewScanMode scan_mode; /* default VR_VIEW_SCAN_MASK */
 	uint64_t scan_max_size;  /* bigger files are not scanned (an audit note says so); default 8 MiB */
+	const struct VrScanFilter *scan_filter; /* rules off, allow-listed findings (policy/scan-filter.h); NULL: none */
 } VrViewOptions;
 
 void vr_view_options_init(VrViewOptions *opts);

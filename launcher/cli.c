@@ -21,6 +21,7 @@ typedef enum {
 	OPT_JOURNAL, OPT_JOURNAL_MAX_SIZE,
 	OPT_MEMORY, OPT_PIDS, OPT_CPU,
 	OPT_AUDIT_MAX_SIZE, OPT_AUDIT_FAIL,
+	OPT_SCAN,
 	/* accepted for bwrap compatibility; vault-run always does these */
 	OPT_UNSHARE_ALL, OPT_UNSHARE_OTHER,
 } OptId;
@@ -40,6 +41,7 @@ static const struct {
 	{"--memory", OPT_MEMORY, 1},
 	{"--pids", OPT_PIDS, 1},
 	{"--cpu", OPT_CPU, 1},
+	{"--scan", OPT_SCAN, 1},
 	{"--env-allow", OPT_ENV_ALLOW, 1},
 	{"--setenv", OPT_SETENV, 2},
 	{"--unsetenv", OPT_UNSETENV, 1},
@@ -153,6 +155,7 @@ void vr_run_plan_free(VrRunPlan *plan)
 	g_free(plan->audit_level);
 	g_free(plan->audit_fail);
 	g_free(plan->policy_file);
+	g_free(plan->scan_mode);
 	g_strfreev(plan->command);
 	g_free(plan);
 }
@@ -249,6 +252,11 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 	case OPT_CPU:
 		if (!vr_limits_parse_cpu(a[0], &plan->limits.cpu))
 			return bad_value(error, name, a[0], VR_LIMITS_CPU_SYNTAX);
+		break;
+	case OPT_SCAN:
+		if (!g_strv_contains((const char *const[]){"mask", "refuse", "off", NULL}, a[0]))
+			return bad_value(error, name, a[0], "one of mask, refuse, off");
+		set_str(&plan->scan_mode, a[0]);
 		break;
 	case OPT_UNSHARE_NET: plan->net = VR_NET_NONE; break;
 	case OPT_SHARE_NET: plan->net = VR_NET_HOST; break;
@@ -442,7 +450,7 @@ void vr_cli_print_help(FILE *out)
 	      "  --env-allow GLOB     pass host variables matching GLOB (default: PATH HOME TERM\n"
 	      "                       LANG LC_* USER SHELL TZ COLORTERM)\n"
 	      "  --setenv N V, --unsetenv N, --clearenv, --env-file FILE[:VAR,...] (read outside)\n"
-	      "  --hide/--readonly/--redact/--show PATTERN   add a policy rule\n"
+	      "  --hide/--readonly/--redact/--show PATTERN, --scan mask|refuse|off (secrets by content)\n"
 	      "  --policy FILE, --audit state|FILE|-|syslog[,...], --audit-max-size SIZE|off\n"
 	      "  --audit-level denied|writes|reads|opens|all, --audit-fail closed|open\n"
 	      "  --timeout SECONDS, --json-status-fd FD, --allow-userns, --dry-run, --quiet, -v\n"

@@ -93,6 +93,7 @@ typedef struct {
 	gboolean journal_off;      /* --journal=off: no undo journal for this run (docs/undo.md) */
 	guint64 journal_max_size;  /* --journal-max-size; 0: the default (1 GiB) */
 	VrLimits limits;           /* --memory/--pids/--cpu; 0: the config's, else none (cgroup.c) */
+	char *scan_mode;           /* --scan mask|refuse|off; NULL: the config's, else mask */
 	char **command;         /* NULL-terminated; NULL when help/version */
 } VrRunPlan;
 

@@ -50,7 +50,15 @@ static const char starter[] =
 	"# Rotate the log file at this size (1K..1G, or off):\n"
 	"# max-size = 64M\n"
 	"# When the log cannot be written: closed (stop the agent) or open (go on):\n"
-	"# fail = closed\n";
+	"# fail = closed\n"
+	"\n"
+	"[view]\n"
+	"# Files holding a secret by content: mask (default), refuse or off:\n"
+	"# scan = mask\n"
+	"# Scanner rules to turn off (ids from `vault-run scan --rules`):\n"
+	"# scan-disable = jwt\n"
+	"# Known false positives, PATTERN:RULE (RULE '*' for all):\n"
+	"# scan-allow = tests/fixtures/**:generic-secret-assignment; docs/*.md:jwt\n";
 
 static int init(gboolean force)
 {
@@ -126,6 +134,24 @@ static int show(const char *project, const char *policy_file)
 	else
 		printf("  %-10s %s\n", "max-size", config->audit_max_size_set ? "off" : "64M (default)");
 	printf("  %-10s %s\n", "fail", config->audit_fail ? config->audit_fail : "closed (default)");
+	printf("[view]\n");
+	if (config->scan_mode)
+		printf("  %-13s %s  (%s)\n", "scan", config->scan_mode, config->scan_mode_source);
+	else
+		printf("  %-13s %s\n", "scan", "mask (default; --scan overrides per run)");
+	if (config->scan_max_size)
+		printf("  %-13s %" G_GUINT64_FORMAT " bytes\n", "scan-max-size", config->scan_max_size);
+	else
+		printf("  %-13s %s\n", "scan-max-size", "8M (default)");
+	for (guint i = 0; i < vr_scan_filter_n_disabled(config->scan_filter); i++) {
+		const VrScanDisabled *d = vr_scan_filter_disabled(config->scan_filter, i);
+		printf("  %-13s %s  (%s:%d)\n", "scan-disable", d->rule->id, d->source, d->line);
+	}
+	for (guint i = 0; i < vr_scan_filter_n_allowed(config->scan_filter); i++) {
+		const VrScanAllow *a = vr_scan_filter_allowed(config->scan_filter, i);
+		printf("  %-13s %s:%s  (%s:%d)\n", "scan-allow", a->pattern, a->rule ? a->rule->id : "*", a->source,
+		       a->line);
+	}
 	printf("[policy]\n  %u rules; `vault-run policy show` lists each with its source\n",
 	       vr_policy_n_rules(config->policy));
 	return VR_EXIT_OK;

@@ -17,6 +17,8 @@
 #include "commands.h"
 #include "common/exitcode.h"
 #include "cgroup.h"
+#include "config.h"
+#include "git-history.h"
 #include "run.h"
 
 static gboolean color;
@@ -53,15 +55,48 @@ static gboolean can_unshare_user(void)
 	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* --project DIR: the project's own problems. FALSE when hidden files are
+ * readable through its git repository (the same check and message as at
+ * the start of a run, without the cache or time limit). */
+static gboolean doctor_project(const char *project)
+{
+	if (!g_file_test(project, G_FILE_TEST_IS_DIR)) {
+		report(FALSE, TRUE, "project", "not a directory; expected --project DIR");
+		return FALSE;
+	}
+	g_autoptr(VrConfig) config = vr_config_new();
+	g_autoptr(GError) error = NULL;
+	if (!vr_config_load_all(config, project, NULL, &error)) {
+		report(FALSE, TRUE, "project config", error->message);
+		return FALSE;
+	}
+	VrGitHistory *h = vr_git_history_start(project, config->policy, NULL, FALSE);
+	if (!h) {
+		report(TRUE, FALSE, "git history", "no repository in the project, .git hidden, or no git");
+		return TRUE;
+	}
+	g_autoptr(GPtrArray) paths = vr_git_history_finish(h, G_MAXINT, NULL);
+	g_autofree char *msg = paths->len ? vr_git_history_message(paths) : NULL;
+	report(paths->len == 0, TRUE, "git history", msg ? msg : "no hidden file tracked or in the history");
+	return paths->len == 0;
+}
+
 int vr_cmd_doctor(int argc, char **argv)
 {
-	if (argc > 1) {
+	const char *project = NULL;
+	if (argc == 3 && strcmp(argv[1], "--project") == 0) {
+		project = argv[2];
+	} else if (argc == 2 && g_str_has_prefix(argv[1], "--project=")) {
+		project = argv[1] + strlen("--project=");
+	} else if (argc > 1) {
 		if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-			printf("Usage: vault-run doctor\nChecks user namespaces, /dev/fuse, fusermount3, "
-			       "seccomp, Landlock and the cgroup for limits; exit 0 when a sandbox can run.\n");
+			printf("Usage: vault-run doctor [--project DIR]\nChecks user namespaces, /dev/fuse, fusermount3, "
+			       "seccomp, Landlock and the cgroup for limits; exit 0 when a sandbox can run.\n"
+			       "With --project: also whether DIR's git repository holds files the policy hides\n"
+			       "(exit 1 when it does).\n");
 			return VR_EXIT_OK;
 		}
-		fprintf(stderr, "vault-run: doctor takes no arguments; see vault-run doctor --help\n");
+		fprintf(stderr, "vault-run: doctor takes only --project DIR; see vault-run doctor --help\n");
 		return VR_EXIT_ERROR;
 	}
 	color = isatty(STDOUT_FILENO) && !g_getenv("NO_COLOR");
@@ -109,7 +144,10 @@ int vr_cmd_doctor(int argc, char **argv)
 	g_autofree char *bwrap = g_find_program_in_path("bwrap");
 	report(TRUE, FALSE, "bubblewrap (only for bench/)", bwrap ? bwrap : "not installed");
 
+	gboolean project_ok = !project || doctor_project(project);
 	printf(usable ? "vault-run can run sandboxes here.\n"
 	              : "vault-run cannot run sandboxes here until the FAIL lines are fixed.\n");
-	return usable ? 0 : 1;
+	if (usable && !project_ok)
+		printf("... but the --project check failed (see the FAIL line above).\n");
+	return usable && project_ok ? 0 : 1;
 }

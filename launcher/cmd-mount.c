@@ -214,6 +214,7 @@ int vr_cmd_mount(int argc, char **argv)
 	if (audit_fail && vr_audit_fail_parse(audit_fail) < 0)
 		return fail("--audit-fail: '%s' is not closed or open", audit_fail);
 	opts.audit_fail_open = vr_audit_fail_parse(audit_fail) == 1;
+	opts.scan_filter = config->scan_filter;
 	opts.foreground_signals = true;
 	if (journal_dir) {
 		/* A journal directory serves one run: made here (0700), its

@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "common/exitcode.h"
 #include "common/log.h"
+#include "config.h"
 #include "scan.h"
 
 static const char usage[] =
@@ -30,6 +31,8 @@ static const char usage[] =
 	"  --project DIR   scan DIR when no PATH is given\n"
 	"  --json          one JSON object per finding (path, line, col, offset,\n"
 	"                  length, rule, description)\n"
+	"  --all           also findings your config drops ([view] scan-disable,\n"
+	"                  scan-allow; paths relative to the project)\n"
 	"  --rules         list the rules and exit\n"
 	"  -h, --help      this text\n"
 	"\n"
@@ -44,6 +47,8 @@ typedef struct {
 	gboolean json;
 	gboolean error;
 	guint64 findings;
+	guint64 dropped;            /* by the filter: counted, not printed */
+	const VrScanFilter *filter; /* NULL: --all */
 } ScanRun;
 
 /* Paths are printed, not trusted: control bytes would let a file name forge
@@ -98,7 +103,9 @@ static void report(ScanRun *run, const char *path, const char *buf, GArray *hits
 	}
 }
 
-static void scan_file(ScanRun *run, int atfd, const char *name, const char *path)
+/* REL: the path relative to the project (what scan-allow patterns match),
+ * or NULL outside it (then only scan-disable applies). */
+static void scan_file(ScanRun *run, int atfd, const char *name, const char *path, const char *rel)
 {
 	int fd = openat(atfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
@@ -141,6 +148,8 @@ static void scan_file(ScanRun *run, int atfd, const char *name, const char *path
 	close(fd);
 	g_autoptr(GArray) hits = g_array_new(FALSE, FALSE, sizeof(VrScanHit));
 	vr_scan_buffer(buf, len, hits);
+	if (run->filter)
+		run->dropped += vr_scan_filter_apply(run->filter, rel ? rel : "", hits);
 	report(run, path, buf, hits);
 }
 
@@ -149,9 +158,10 @@ static gint cmp_names(gconstpointer a, gconstpointer b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void scan_at(ScanRun *run, int atfd, const char *name, const char *path, int flags, int depth);
+static void scan_at(ScanRun *run, int atfd, const char *name, const char *path, const char *rel, int flags,
+                    int depth);
 
-static void scan_dir(ScanRun *run, int atfd, const char *name, const char *path, int depth)
+static void scan_dir(ScanRun *run, int atfd, const char *name, const char *path, const char *rel, int depth)
 {
 	if (depth > 256) {
 		vr_error("scan: %s: too deep", path);
@@ -188,14 +198,16 @@ static void scan_dir(ScanRun *run, int atfd, const char *name, const char *path,
 			continue;
 		g_autofree char *child_path = strcmp(path, "/") == 0 ? g_strconcat("/", child, NULL)
 		                                                     : g_strconcat(path, "/", child, NULL);
-		scan_at(run, dirfd(d), child, child_path, AT_SYMLINK_NOFOLLOW, depth + 1);
+		g_autofree char *child_rel = !rel ? NULL : *rel ? g_strconcat(rel, "/", child, NULL) : g_strdup(child);
+		scan_at(run, dirfd(d), child, child_path, child_rel, AT_SYMLINK_NOFOLLOW, depth + 1);
 	}
 	closedir(d);
 }
 
 /* flags: AT_SYMLINK_NOFOLLOW below the command line; 0 for a PATH given
  * there (a symlinked project directory is what the user asked for). */
-static void scan_at(ScanRun *run, int atfd, const char *name, const char *path, int flags, int depth)
+static void scan_at(ScanRun *run, int atfd, const char *name, const char *path, const char *rel, int flags,
+                    int depth)
 {
 	struct stat st;
 	if (fstatat(atfd, name, &st, flags) < 0) {
@@ -207,19 +219,34 @@ static void scan_at(ScanRun *run, int atfd, const char *name, const char *path, 
 		if (flags == 0) {
 			/* Resolve the command-line symlink once, then never again. */
 			g_autofree char *real = realpath(name, NULL);
-			scan_dir(run, atfd, real ? real : name, path, depth);
+			scan_dir(run, atfd, real ? real : name, path, rel, depth);
 		} else {
-			scan_dir(run, atfd, name, path, depth);
+			scan_dir(run, atfd, name, path, rel, depth);
 		}
 	} else if (S_ISREG(st.st_mode)) {
 		if (flags == 0) {
 			g_autofree char *real = realpath(name, NULL);
-			scan_file(run, atfd, real ? real : name, path);
+			scan_file(run, atfd, real ? real : name, path, rel);
 		} else {
-			scan_file(run, atfd, name, path);
+			scan_file(run, atfd, name, path, rel);
 		}
 	}
 	/* symlinks, fifos, sockets, devices: not content we should read */
+}
+
+/* PATH relative to the project directory PROJECT_REAL ("" for the project
+ * itself), or NULL when it lies outside. */
+static char *relative_to(const char *project_real, const char *path)
+{
+	g_autofree char *real = realpath(path, NULL);
+	if (!project_real || !real)
+		return NULL;
+	size_t n = strlen(project_real);
+	if (strcmp(project_real, "/") == 0)
+		return g_strdup(real + 1);
+	if (strncmp(real, project_real, n) != 0 || (real[n] != '/' && real[n] != '\0'))
+		return NULL;
+	return g_strdup(real[n] ? real + n + 1 : "");
 }
 
 int vr_cmd_scan(int argc, char **argv)
@@ -228,12 +255,13 @@ int vr_cmd_scan(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"project", required_argument, NULL, 'p'},
 		{"rules", no_argument, NULL, 'r'},
+		{"all", no_argument, NULL, 'a'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	ScanRun run = {0};
 	const char *project = ".";
-	gboolean list_rules = FALSE;
+	gboolean list_rules = FALSE, all = FALSE;
 	int c;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -241,6 +269,7 @@ int vr_cmd_scan(int argc, char **argv)
 		case 'j': run.json = TRUE; break;
 		case 'p': project = optarg; break;
 		case 'r': list_rules = TRUE; break;
+		case 'a': all = TRUE; break;
 		case 'h': fputs(usage, stdout); return VR_EXIT_OK;
 		default: fputs(usage, stderr); return VR_EXIT_ERROR;
 		}
@@ -252,10 +281,26 @@ int vr_cmd_scan(int argc, char **argv)
 			printf("%-26s %s\n", rules[i].id, rules[i].description);
 		return VR_EXIT_OK;
 	}
+	/* The user's config (and the project's, which cannot loosen) decides
+	 * which findings are dropped, as in the view. */
+	g_autoptr(VrConfig) config = vr_config_new();
+	g_autoptr(GError) error = NULL;
+	if (!vr_config_load_all(config, project, NULL, &error)) {
+		vr_error("scan: %s", error->message);
+		return VR_EXIT_ERROR;
+	}
+	run.filter = all ? NULL : config->scan_filter;
+	g_autofree char *project_real = realpath(project, NULL);
 	if (optind == argc)
-		scan_at(&run, AT_FDCWD, project, project, 0, 0);
-	for (int i = optind; i < argc; i++)
-		scan_at(&run, AT_FDCWD, argv[i], argv[i], 0, 0);
+		scan_at(&run, AT_FDCWD, project, project, "", 0, 0);
+	for (int i = optind; i < argc; i++) {
+		g_autofree char *rel = relative_to(project_real, argv[i]);
+		scan_at(&run, AT_FDCWD, argv[i], argv[i], rel, 0, 0);
+	}
+	if (run.dropped)
+		vr_notice("scan: %" G_GUINT64_FORMAT " finding%s not shown: rule turned off or allow-listed in your "
+		          "config ([view] scan-disable, scan-allow); --all shows them",
+		          run.dropped, run.dropped == 1 ? "" : "s");
 	if (fflush(stdout) != 0) {
 		vr_error("scan: writing the report: %s", g_strerror(errno));
 		return VR_EXIT_ERROR;

@@ -40,6 +40,7 @@
 #include "net-allow.h"
 #include "proxy.h"
 #include "run-audit.h"
+#include "run-secrets.h"
 #include "undo.h"
 #include "view.h"
 
@@ -278,6 +279,7 @@ static pid_t start_daemon(const VrViewOptions *opts, int close_in_child, const c
 		close(ready[0]);
 		if (close_in_child >= 0)
 			close(close_in_child);
+		vr_git_history_close_inherited();
 		VrViewOptions o = *opts;
 		o.ready_fd = ready[1];
 		_exit(vr_view_run(&o) < 0 ? (vr_view_audit_failed() ? VR_VIEW_EXIT_AUDIT_FAILED : 1) : 0);
@@ -316,6 +318,7 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConf
 	o.project = project;
 	o.mountpoint = project;
 	o.policy = config->policy;
+	vr_run_scan_options(&o, plan, config);
 	o.audit_path = audit->view_path;
 	/* The state-dir log was created O_EXCL by us: the daemon appends to
 	 * that very file rather than reopening a path. */
@@ -449,6 +452,8 @@ int vr_supervisor_run(VrRunPlan *plan)
 		}
 	}
 	vr_limits_fill(&plan->limits, &config->limits);
+	/* Runs git while the rest is set up; reported before COMMAND starts. */
+	g_autoptr(VrGitHistory) history = vr_run_history_start(project, config);
 	g_autoptr(VrNetAllow) allow = NULL;
 	if (plan->net == VR_NET_DEFAULT && config->net) {
 		if (strcmp(config->net, "host") == 0) {
@@ -576,6 +581,7 @@ int vr_supervisor_run(VrRunPlan *plan)
 	}
 
 	if (plan->dry_run) {
+		vr_run_history_report(g_steal_pointer(&history), project);
 		print_plan(plan, &l, envp, cwd);
 		for (guint i = 0; plan->guarded_dirs && i < plan->guarded_dirs->len; i++) {
 			const VrGuardedDir *g = g_ptr_array_index(plan->guarded_dirs, i);
@@ -646,6 +652,7 @@ int vr_supervisor_run(VrRunPlan *plan)
 			g_array_append_val(guards, g);
 	}
 
+	vr_run_history_report(g_steal_pointer(&history), project);
 	VrSandboxSpec spec = {
 		.ops = (const VrSandboxOp *)l.ops->data,
 		.n_ops = l.ops->len,

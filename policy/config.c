@@ -30,7 +30,8 @@ static const GroupSpec groups[] = {
 	{"audit", {"level", "path", "max-size", "fail"}, "level, path, max-size or fail"},
 	/* Not from a project file (only [policy] is): turning the scan off
 	 * or raising its limit would loosen the view. */
-	{"view", {"scan", "scan-max-size"}, "scan or scan-max-size"},
+	{"view", {"scan", "scan-max-size", "scan-disable", "scan-allow"},
+	 "scan, scan-max-size, scan-disable or scan-allow"},
 };
 
 typedef struct {
@@ -319,12 +320,38 @@ gboolean vr_config_parse_size(const char *text, guint64 *ret)
 	return text && parse_size(text, ret);
 }
 
+/* scan-disable = RULE; RULE and scan-allow = PATTERN:RULE; ...: each item
+ * goes to the scan filter, errors get FILE:LINE in front. */
+static gboolean load_scan_filter_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl,
+                                     const char *name, GError **error)
+{
+	g_autoptr(GError) local = NULL;
+	g_auto(GStrv) items = g_key_file_get_string_list(kf, kl->group, kl->key, NULL, &local);
+	if (!items)
+		return fail(error, name, kl->line, "%s; expected a ';'-separated list", local->message);
+	gboolean disable = strcmp(kl->key, "scan-disable") == 0;
+	for (char **it = items; *it; it++) {
+		char *v = g_strstrip(*it);
+		if (!*v)
+			continue;
+		gboolean ok = disable ? vr_scan_filter_disable(config->scan_filter, v, name, kl->line, &local)
+		                      : vr_scan_filter_allow(config->scan_filter, v, name, kl->line, &local);
+		if (!ok)
+			return fail(error, name, kl->line, "%s", local->message);
+	}
+	return TRUE;
+}
+
 static gboolean load_view_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl,
                               const char *name, GError **error)
 {
+	if (strcmp(kl->key, "scan-disable") == 0 || strcmp(kl->key, "scan-allow") == 0)
+		return load_scan_filter_key(config, kf, kl, name, error);
 	if (strcmp(kl->key, "scan") == 0) {
 		if (!get_string(kf, kl, name, &config->scan_mode, error))
 			return FALSE;
+		g_free(config->scan_mode_source);
+		config->scan_mode_source = g_strdup_printf("%s:%d", name, kl->line);
 		if (strcmp(config->scan_mode, "mask") != 0 && strcmp(config->scan_mode, "refuse") != 0 &&
 		    strcmp(config->scan_mode, "off") != 0)
 			return fail(error, name, kl->line, "scan = '%s'; expected mask, refuse or off", config->scan_mode);
@@ -457,6 +484,7 @@ VrConfig *vr_config_new(void)
 	config->env_set = g_ptr_array_new_with_free_func(g_free);
 	config->ro_binds = g_ptr_array_new_with_free_func(g_free);
 	config->rw_binds = g_ptr_array_new_with_free_func(g_free);
+	config->scan_filter = vr_scan_filter_new();
 	return config;
 }
 
@@ -475,5 +503,7 @@ void vr_config_free(VrConfig *config)
 	g_free(config->audit_path);
 	g_free(config->audit_fail);
 	g_free(config->scan_mode);
+	g_free(config->scan_mode_source);
+	vr_scan_filter_free(config->scan_filter);
 	g_free(config);
 }

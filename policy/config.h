@@ -3,6 +3,7 @@
 #pragma once
 #include "policy.h"
 #include "resource-limits.h"
+#include "scan-filter.h"
 
 typedef enum {
 	VR_SOURCE_USER,     /* $XDG_CONFIG_HOME/vault-run/config: may hold everything */
@@ -28,7 +29,9 @@ typedef struct {
 	char *audit_fail;         /* "closed", "open" */
 	/* [view] (never from a project file) */
 	char *scan_mode;          /* "mask", "refuse", "off"; NULL: the view's default (mask) */
+	char *scan_mode_source;   /* "FILE:LINE" of scan_mode, for `config show` */
 	guint64 scan_max_size;    /* bytes; 0: the view's default (8 MiB) */
+	VrScanFilter *scan_filter; /* scan-disable / scan-allow; never NULL (empty: nothing dropped) */
 } VrConfig;
 
 VrConfig *vr_config_new(void);   /* with the built-in rules already added */

@@ -9,6 +9,7 @@
  * Safety: every matcher indexes through at() or checks `< len` before reading;
  * the fuzzer (tests/fuzz/fuzz_scan.c) holds us to it. */
 #include "scan.h"
+#include "scan-private.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -487,19 +488,27 @@ static void match_auth_value(Scan *s, size_t v, size_t vend)
 		add(s, c, n, R_AUTH);
 }
 
-/* KEY = VALUE, KEY: VALUE, KEY := VALUE, KEY => VALUE, "KEY": "VALUE", with
- * KEY naming a secret: anchored on the operator. Only the value is masked. */
-static size_t match_assign(Scan *s, size_t p)
+/* Where an assignment's key ends and its value starts. */
+typedef struct {
+	size_t v;    /* first byte after the operator */
+	size_t k;    /* start of the key's last letters seen so far */
+	size_t kend; /* end of the key name */
+} AssignKey;
+
+/* The cheap half of match_assign(), inlined into the block loop so that the
+ * most frequent anchors ('=' and ':' in ordinary code) cost no call: is
+ * this an operator whose key could end in one of key_kind()'s suffixes? */
+static inline __attribute__((always_inline)) bool assign_key(const Scan *s, size_t p, AssignKey *ak)
 {
 	const unsigned char *b = s->b;
 	unsigned char op = b[p], next = at(s, p + 1), prev = p ? b[p - 1] : 0;
 	size_t opstart = p, v = p + 1;
 	if (op == ':') {
 		if (next == '=' || next == ':' || prev == ':' || next == '/')
-			return p + 1;
+			return false;
 	} else {
 		if (next == '=' || next == '~' || (cls[prev] & C_OPMOD) || prev == '+' || prev == '-')
-			return p + 1;
+			return false;
 		if (prev == ':')
 			opstart = p - 1;
 		if (next == '>')
@@ -528,9 +537,22 @@ static size_t match_assign(Scan *s, size_t p)
 	case T3('r', 'e', 't'): case T3('k', 'e', 'n'): case T3('k', 'e', 'y'): case T3('i', 'o', 'n'):
 		break;
 	default:
-		return p + 1;
+		return false;
 	}
 #undef T3
+	*ak = (AssignKey){v, k, kend};
+	return true;
+}
+
+/* KEY = VALUE, KEY: VALUE, KEY := VALUE, KEY => VALUE, "KEY": "VALUE", with
+ * KEY naming a secret: anchored on the operator. Only the value is masked. */
+static size_t match_assign(Scan *s, size_t p)
+{
+	const unsigned char *b = s->b;
+	AssignKey ak;
+	if (!assign_key(s, p, &ak))
+		return p + 1;
+	size_t v = ak.v, k = ak.k, kend = ak.kend;
 	while (k > 0 && kend - k < 64 && (cls[b[k - 1]] & C_IDENT))
 		k--;
 	KeyKind kind = key_kind(b + k, kend - k);
@@ -593,7 +615,9 @@ static size_t match_assign(Scan *s, size_t p)
 	return p + 1;
 }
 
-static size_t dispatch(Scan *s, size_t p)
+/* Out of line: the block loop inlines only the anchor test and the cheap
+ * half of the assignment matcher. */
+static __attribute__((noinline)) size_t dispatch(Scan *s, size_t p)
 {
 	switch (s->b[p]) {
 	case '=':
@@ -659,11 +683,15 @@ static inline uint32_t anchors32(const unsigned char *b)
 	{                                                                       \
 		size_t i = 0;                                                   \
 		while (s->len >= 33 && i <= s->len - 33) {                      \
-			uint32_t bits = anchors(s->b + i);                      \
+			uint32_t bits = anchors(s->b + i, i);                   \
 			size_t next_block = i + 32;                             \
 			while (bits) {                                          \
 				size_t p = i + (size_t)__builtin_ctz(bits);     \
 				bits &= bits - 1;                               \
+				unsigned char c = s->b[p];                      \
+				AssignKey ak;                                   \
+				if ((c == '=' || c == ':') && !assign_key(s, p, &ak)) \
+					continue;                               \
 				size_t go = dispatch(s, p);                     \
 				if (go >= next_block) {                         \
 					next_block = go;                        \
@@ -678,7 +706,12 @@ static inline uint32_t anchors32(const unsigned char *b)
 		return i;                                                       \
 	}
 
-SCAN_BLOCKS(scan_blocks_generic, , anchors32)
+static inline uint32_t anchors32_at(const unsigned char *b, size_t i)
+{
+	(void)i;
+	return anchors32(b);
+}
+SCAN_BLOCKS(scan_blocks_generic, , anchors32_at)
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define HAVE_AVX2_PATH 1
@@ -694,7 +727,77 @@ __attribute__((target("avx2"))) static inline uint32_t anchors32_avx2(const unsi
 	memcpy(&mm, &m, 32);
 	return (uint32_t)_mm256_movemask_epi8(mm);
 }
-SCAN_BLOCKS(scan_blocks_avx2, __attribute__((target("avx2"))), anchors32_avx2)
+/* AVX2 set test of each byte of x against a nibble table pair: bit g of
+ * lo[x & 15] & hi[x >> 4] (each bit stands for a set of bytes that is a
+ * product of low and high nibbles). */
+__attribute__((target("avx2"))) static inline __m256i nibble_classes(__m256i x, __m256i lo, __m256i hi)
+{
+	const __m256i nib = _mm256_set1_epi8(0x0f);
+	return _mm256_and_si256(_mm256_shuffle_epi8(lo, _mm256_and_si256(x, nib)),
+	                        _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(x, 4), nib)));
+}
+
+#define BCAST16(...) _mm256_setr_epi8(__VA_ARGS__, __VA_ARGS__)
+
+/* Bit j set when b[j] is an anchor, and, for '=' and ':', only when the
+ * operator could follow a secret's key: a superset of what assign_key()
+ * accepts, decided on the two letters before the operator (or before one
+ * blank in front of it). In code most '=' and ':' follow names like
+ * "count", "x" or "index", a ')' or a digit; this drops them without
+ * leaving the vector unit. Reads b[-3..33). */
+__attribute__((target("avx2"))) static inline uint32_t anchors32_avx2_assign(const unsigned char *b)
+{
+	v32 a, n, p1;
+	memcpy(&a, b, 32);
+	memcpy(&n, b + 1, 32);
+	memcpy(&p1, b - 1, 32);
+	v32 any = (v32)ANCHORS(a, n);
+	v32 op = (v32)((a == '=') | (a == ':'));
+	/* assign_key()'s own first rejections: "==", ":=", "::", "://", "=~". */
+	v32 reject = (v32)((n == '=') | ((a == ':') & ((n == ':') | (n == '/') | (p1 == ':'))) |
+	                   ((a == '=') & (n == '~')));
+	v32 blank1 = (v32)((p1 == ' ') | (p1 == '\t'));
+	__m256i x1, x2, x3, bl;
+	memcpy(&x1, b - 1, 32);
+	memcpy(&x2, b - 2, 32);
+	memcpy(&x3, b - 3, 32);
+	memcpy(&bl, &blank1, 32);
+	/* L: the last byte of the key's text, P: the one before it (after one
+	 * blank, the two before that; more blanks leave L a blank: kept). */
+	__m256i L = _mm256_blendv_epi8(x1, x2, bl);
+	__m256i P = _mm256_blendv_epi8(x2, x3, bl);
+	/* L classes: bits 0-4 the last letter of a key suffix (d e n t y),
+	 * bits 5-7 bytes the scalar code looks past (blanks, quotes, ']', '_',
+	 * '-', '.', ':' of ":="), so undecided here (plus a few extras). */
+	__m256i lc = nibble_classes(L, BCAST16(0xa0, 0x00, 0x20, 0x00, 0x09, 0x02, 0x00, 0x20, 0x00, 0x50, 0x40, 0x00, 0x00, 0xa0, 0x24, 0x80),
+	                            BCAST16(0x40, 0x00, 0x20, 0x40, 0x07, 0x98, 0x87, 0x18, 0, 0, 0, 0, 0, 0, 0, 0));
+	/* P classes: bit i the letters that may precede L's letter i in a
+	 * suffix: r/w before d (ord, swd, pwd), s before e (ase), e/o before n
+	 * (ken, ion), e before t (ret) and y (key). */
+	__m256i pc = nibble_classes(P, BCAST16(0x00, 0x00, 0x01, 0x02, 0x00, 0x1c, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04),
+	                            BCAST16(0, 0, 0, 0, 0x1c, 0x03, 0x1c, 0x03, 0, 0, 0, 0, 0, 0, 0, 0));
+	/* A '_', '-' or '.' as P is looked past too: undecided. */
+	const __m256i skip = _mm256_or_si256(
+		_mm256_or_si256(_mm256_cmpeq_epi8(P, _mm256_set1_epi8('_')), _mm256_cmpeq_epi8(P, _mm256_set1_epi8('-'))),
+		_mm256_cmpeq_epi8(P, _mm256_set1_epi8('.')));
+	pc = _mm256_or_si256(pc, _mm256_and_si256(skip, _mm256_set1_epi8(0x1f)));
+	__m256i keep = _mm256_or_si256(_mm256_and_si256(lc, _mm256_set1_epi8((char)0xe0)), _mm256_and_si256(lc, pc));
+	keep = _mm256_xor_si256(_mm256_cmpeq_epi8(keep, _mm256_setzero_si256()), _mm256_set1_epi8(-1));
+	v32 kv;
+	memcpy(&kv, &keep, 32);
+	v32 m = (any & ~op) | (op & kv & ~reject);
+	__m256i mm;
+	memcpy(&mm, &m, 32);
+	return (uint32_t)_mm256_movemask_epi8(mm);
+}
+#undef BCAST16
+
+/* The first block has no three bytes before it. */
+__attribute__((target("avx2"))) static inline uint32_t anchors32_avx2_at(const unsigned char *b, size_t i)
+{
+	return i >= 3 ? anchors32_avx2_assign(b) : anchors32_avx2(b);
+}
+SCAN_BLOCKS(scan_blocks_avx2, __attribute__((target("avx2"))), anchors32_avx2_at)
 
 static bool have_avx2(void)
 {
@@ -748,7 +851,7 @@ static void sort_and_merge(GArray *hits, guint first)
 	g_array_set_size(hits, first + out + 1);
 }
 
-void vr_scan_buffer(const char *buf, size_t len, GArray *hits)
+static void scan_buffer(const char *buf, size_t len, GArray *hits, bool portable)
 {
 	g_return_if_fail(hits != NULL);
 	g_return_if_fail(g_array_get_element_size(hits) == sizeof(VrScanHit));
@@ -757,13 +860,24 @@ void vr_scan_buffer(const char *buf, size_t len, GArray *hits)
 	Scan s = {(const unsigned char *)buf, len, hits};
 	guint first = hits->len;
 #ifdef HAVE_AVX2_PATH
-	size_t i = have_avx2() ? scan_blocks_avx2(&s) : scan_blocks_generic(&s);
+	size_t i = !portable && have_avx2() ? scan_blocks_avx2(&s) : scan_blocks_generic(&s);
 #else
+	(void)portable;
 	size_t i = scan_blocks_generic(&s);
 #endif
 	while (i < len)
 		i = dispatch(&s, i);
 	sort_and_merge(hits, first);
+}
+
+void vr_scan_buffer(const char *buf, size_t len, GArray *hits)
+{
+	scan_buffer(buf, len, hits, false);
+}
+
+void vr_scan_buffer_portable(const char *buf, size_t len, GArray *hits)
+{
+	scan_buffer(buf, len, hits, true);
 }
 
 void vr_scan_mask(char *buf, size_t len, const GArray *hits)

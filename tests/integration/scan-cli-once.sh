@@ -63,4 +63,28 @@ vr_check "a missing path is an error (exit 125)" [ "$rc_missing" = 125 ]
 vr_check "... and the other paths are still scanned" grep -q aws-access-key-id "$T/o"
 vr_check "... and the error names the path" grep -q does-not-exist "$T/e"
 
+# The user's config drops findings: a rule turned off, a path+rule
+# allow-listed (relative to the project); --all shows them again.
+export XDG_CONFIG_HOME=$T/cfg
+mkdir -p "$XDG_CONFIG_HOME/vault-run"
+printf '[view]\nscan-disable = url-credentials\nscan-allow = src/settings.py:aws-access-key-id; config/:jwt\n' \
+	>"$XDG_CONFIG_HOME/vault-run/config"
+set +e
+out=$(cd "$P" && "$VR" scan 2>"$T/err"); rc=$?
+set -e
+vr_check "with the filter: only the YAML password is left" [ "$out" = './config/app.yml:3:16: generic-secret-assignment high-entropy value assigned to a password/secret/token/key (14 bytes)' ]
+vr_check "... exit 1 still" [ "$rc" = 1 ]
+vr_check "... and a note says two were dropped" grep -q '2 findings not shown.*--all shows them' "$T/err"
+out=$("$VR" scan --project "$P" "$P/src/settings.py" || true)
+vr_check "an explicit PATH is matched relative to the project" [ -z "$out" ]
+out=$(cd "$P" && "$VR" scan --all || true)
+vr_check "--all shows every finding" [ "$(wc -l <<<"$out")" = 3 ]
+printf '[view]\nscan-allow = src/settings.py\n' >"$XDG_CONFIG_HOME/vault-run/config"
+set +e
+(cd "$P" && "$VR" scan) >/dev/null 2>"$T/err"; rc=$?
+set -e
+vr_check "a bad scan-allow entry is an error (125)" [ "$rc" = 125 ]
+vr_check "... naming FILE:LINE" grep -q "config:2: scan-allow entry 'src/settings.py'; expected PATTERN:RULE" "$T/err"
+rm -f "$XDG_CONFIG_HOME/vault-run/config"
+
 vr_done

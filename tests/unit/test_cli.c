@@ -59,6 +59,19 @@ static void test_net_allow_profile_quiet(void **state)
 	assert_non_null(strstr(e2->message, "allow=DOMAIN"));
 }
 
+static void test_scan_mode(void **state)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(VrRunPlan) p = parse(&error, "--scan", "refuse", "--scan=off", "true", NULL);
+	assert_non_null(p);
+	assert_string_equal(p->scan_mode, "off"); /* the last one wins */
+	g_autoptr(VrRunPlan) d = parse(&error, "true", NULL);
+	assert_null(d->scan_mode); /* the config's, else mask */
+	g_autoptr(GError) e2 = NULL;
+	assert_null(parse(&e2, "--scan", "loud", "true", NULL));
+	assert_string_equal(e2->message, "--scan: 'loud' is not one of mask, refuse, off");
+}
+
 static void test_command_without_dashdash(void **state)
 {
 	g_autoptr(GError) error = NULL;
@@ -230,6 +243,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
+		cmocka_unit_test(test_scan_mode),
 		cmocka_unit_test(test_command_without_dashdash),
 		cmocka_unit_test(test_dash_command_after_dashdash),
 		cmocka_unit_test(test_mounts_in_order),
