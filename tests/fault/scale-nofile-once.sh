@@ -9,6 +9,12 @@
 # sandbox-nofile.c); without that the agent alone exhausted the daemon and
 # the second read failed with EMFILE. Root only (-once): the daemon's fds
 # are read from /proc as root.
+# Host root: a private mount namespace for the tmpfs of vr_fast_dir (the
+# host's mounts are never touched). Before libtest.sh, so no $T is left behind.
+if [ "${VR_SCALE_PRIVATE_NS:-}" != 1 ] && [ "$(id -u)" = 0 ] &&
+	[ "$(awk 'NR==1 {print $2 $3}' /proc/self/uid_map)" = 04294967295 ] && command -v unshare >/dev/null; then
+	VR_SCALE_PRIVATE_NS=1 exec unshare -m --propagation private bash "$0" "$@"
+fi
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
 . "$(dirname "$0")/../lib/scale-lib.sh"
@@ -20,6 +26,7 @@ N=$((hard + 100)) # more files than the agent could ever hold
 mkdir -p "$T/bin"
 cp "$VR_BIN/scale-probe" "$T/bin/" || vr_fail "the scale-probe helper is not built"
 P="$T/project"
+vr_fast_dir "$P"
 mkdir -p "$P/many"
 "$T/bin/scale-probe" mkfiles "$P/many" "$N"
 echo hello >"$P/other.txt"
@@ -57,5 +64,5 @@ vr_check "the agent closed its files and exited normally" grep -qx closed "$P/ho
 vr_check "a second process read a file meanwhile" grep -qx hello "$P/second.out"
 vr_check "the daemon's fds stay below its limit ($fds < $limit)" test "$fds" -gt "$held" -a "$fds" -lt "$limit"
 vr_check "the daemon's peak RSS is below 256 MiB ($((hwm / 1024)) MiB)" test "$hwm" -gt 0 -a "$hwm" -lt $((256 * 1024))
-vr_check "nothing is mounted on the project" test -z "$(vr_mounts_under "$P")"
+vr_check "no view is left mounted on the project" test -z "$(awk -v t="$P" 'index($5, t) == 1 && / - fuse/' /proc/self/mountinfo)"
 vr_done

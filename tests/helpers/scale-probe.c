@@ -53,12 +53,10 @@ static int mkfiles(const char *dir, long n)
 	char name[32];
 	for (long i = 0; i < n; i++) {
 		snprintf(name, sizeof name, "f%07ld", i);
-		int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd < 0) {
+		if (mknodat(dfd, name, S_IFREG | 0644, 0) < 0) { /* no open/close: cheaper */
 			perror(name);
 			return 1;
 		}
-		close(fd);
 	}
 	close(dfd);
 	return 0;
