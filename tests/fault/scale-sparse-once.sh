@@ -6,6 +6,8 @@
 # the host (nothing copied it: the undo journal skips a file over its cap
 # and the content scanner does not read it whole); the run's state
 # directory stays small. Control: the same probe on the host file first.
+# Root only (-once): nothing here depends on who runs vault-run (the @user
+# and @unshare variants passed too when it ran in all three).
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
 vr_require_sandbox

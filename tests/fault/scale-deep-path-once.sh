@@ -8,6 +8,8 @@
 # no limit of its own), and the same operations through directory fds
 # (openat & co.) work. The host sees the files; a second run removes the
 # whole tree through the view. Control: the same script on the host first.
+# Root only (-once): nothing here depends on who runs vault-run (the @user
+# and @unshare variants passed too when it ran in all three).
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
 vr_require_sandbox
