@@ -23,12 +23,10 @@ static const char usage[] =
 	"Deletes the undo journals of runs older than DAYS (default 14).\n";
 
 /* A journal holds manifest.jsonl and objects/<n> only: anything else in it
- * is not ours to delete, and the directory then stays. */
-static int remove_journal(int parent, const char *name)
+ * is not ours to delete, and the directory then stays. JFD is the journal,
+ * already opened without following a symlink. */
+static int remove_journal(int parent, int jfd, const char *name)
 {
-	int jfd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (jfd < 0)
-		return -errno;
 	int ofd = openat(jfd, "objects", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (ofd >= 0) {
 		DIR *d = fdopendir(ofd);
@@ -43,15 +41,18 @@ static int remove_journal(int parent, const char *name)
 		unlinkat(jfd, "objects", AT_REMOVEDIR);
 	}
 	unlinkat(jfd, "manifest.jsonl", 0);
-	close(jfd);
 	return unlinkat(parent, name, AT_REMOVEDIR) < 0 ? -errno : 0;
 }
 
-static int gc_dir(const char *dir, time_t cutoff, bool dry_run, unsigned *removed)
+/* The journals of one project directory DIR_FD (checked, O_PATH; SHOWN its
+ * path). Only real directories named *.journal are considered: a symlink
+ * of that name is left alone, so gc never deletes outside the state
+ * directory. */
+static int gc_dir(int dir_fd, const char *shown, time_t cutoff, bool dry_run, unsigned *removed)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
+		return -errno;
 	DIR *d = fdopendir(fd);
 	if (!d) {
 		close(fd);
@@ -62,23 +63,67 @@ static int gc_dir(const char *dir, time_t cutoff, bool dry_run, unsigned *remove
 	while ((de = readdir(d))) {
 		if (!g_str_has_suffix(de->d_name, ".journal") || de->d_name[0] == '.')
 			continue;
-		g_autofree char *m = g_strdup_printf("%s/manifest.jsonl", de->d_name);
+		int jfd = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (jfd < 0) {
+			if (errno == ELOOP || errno == ENOTDIR)
+				fprintf(stderr, "vault-run: gc: %s/%s is not a directory (a symlink?): left alone\n",
+				        shown, de->d_name);
+			continue;
+		}
 		struct stat st;
-		if (fstatat(fd, m, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
-		    fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		if (fstatat(jfd, "manifest.jsonl", &st, AT_SYMLINK_NOFOLLOW) < 0 && fstat(jfd, &st) < 0) {
+			close(jfd);
 			continue;
-		if (st.st_mtime >= cutoff)
+		}
+		if (st.st_mtime >= cutoff) {
+			close(jfd);
 			continue;
-		printf("%s %s/%s\n", dry_run ? "would delete" : "deleted", dir, de->d_name);
-		if (!dry_run) {
-			int r = remove_journal(fd, de->d_name);
-			if (r < 0) {
-				fprintf(stderr, "vault-run: gc: %s/%s: %s\n", dir, de->d_name, g_strerror(-r));
-				ret = r;
-				continue;
-			}
+		}
+		printf("%s %s/%s\n", dry_run ? "would delete" : "deleted", shown, de->d_name);
+		int r = dry_run ? 0 : remove_journal(fd, jfd, de->d_name);
+		close(jfd);
+		if (r < 0) {
+			fprintf(stderr, "vault-run: gc: %s/%s: %s\n", shown, de->d_name, g_strerror(-r));
+			ret = r;
+			continue;
 		}
 		(*removed)++;
+	}
+	closedir(d);
+	return ret;
+}
+
+/* Every project directory below vault-run's checked state directory BFD
+ * (BASE: its path). */
+static int gc_all(int bfd, const char *base, time_t cutoff, bool dry_run, unsigned *removed)
+{
+	int r;
+	int lfd = openat(bfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+	if (!d) {
+		r = -errno;
+		if (lfd >= 0)
+			close(lfd);
+		return r;
+	}
+	struct dirent *de;
+	int ret = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		g_autofree char *shown = g_build_filename(base, de->d_name, NULL);
+		struct stat st;
+		if (fstatat(bfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !(S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)))
+			continue; /* a symlink is reported by the checked open below */
+		int pfd;
+		if (vr_state_open_child(bfd, de->d_name, shown, false, &pfd) < 0) {
+			ret = -1; /* said why */
+			continue;
+		}
+		if (gc_dir(pfd, shown, cutoff, dry_run, removed) < 0)
+			ret = -1;
+		close(pfd);
 	}
 	closedir(d);
 	return ret;
@@ -133,12 +178,15 @@ int vr_cmd_gc(int argc, char **argv)
 			fprintf(stderr, "vault-run: gc: no state directory: %s\n", g_strerror(-r));
 			return VR_EXIT_ERROR;
 		}
-		g_autoptr(GDir) d = g_dir_open(base, 0, NULL);
-		const char *name;
-		while (d && (name = g_dir_read_name(d))) {
-			g_autofree char *sub = g_build_filename(base, name, NULL);
-			if (gc_dir(sub, cutoff, dry_run, &removed) < 0)
-				r = -1;
+		int bfd;
+		r = vr_state_open_base_dir(false, &bfd);
+		if (r == -ENOENT) {
+			r = 0;
+		} else if (r < 0) {
+			return VR_EXIT_ERROR; /* the refusal is logged */
+		} else {
+			r = gc_all(bfd, base, cutoff, dry_run, &removed);
+			close(bfd);
 		}
 	} else {
 		g_autofree char *dir = NULL;
@@ -146,7 +194,16 @@ int vr_cmd_gc(int argc, char **argv)
 			fprintf(stderr, "vault-run: gc: %s: %s\n", project ? project : ".", g_strerror(-r));
 			return VR_EXIT_ERROR;
 		}
-		r = gc_dir(dir, cutoff, dry_run, &removed);
+		int pfd;
+		r = vr_state_open_project_dir(project ? project : ".", false, &pfd);
+		if (r == -ENOENT) {
+			r = 0;
+		} else if (r < 0) {
+			return VR_EXIT_ERROR; /* the refusal is logged */
+		} else {
+			r = gc_dir(pfd, dir, cutoff, dry_run, &removed);
+			close(pfd);
+		}
 	}
 	printf("%s %u journal(s)\n", dry_run ? "would delete" : "deleted", removed);
 	return r < 0 ? 1 : VR_EXIT_OK;

@@ -14,6 +14,7 @@
 
 #include "audit-sinks.h"
 #include "commands.h"
+#include "dir-check.h"
 #include "common/exitcode.h"
 #include "config.h"
 #include "undo.h"
@@ -143,11 +144,8 @@ int vr_cmd_mount(int argc, char **argv)
 	if (argc - optind != 2)
 		return fail("mount: expected PROJECT and MOUNTPOINT%s", " (see vault-run mount --help)");
 	const char *project = argv[optind], *mountpoint = argv[optind + 1];
-	struct stat st;
-	if (stat(project, &st) < 0 || !S_ISDIR(st.st_mode))
-		return fail("mount: the project '%s' is not a directory", project);
-	if (stat(mountpoint, &st) < 0 || !S_ISDIR(st.st_mode))
-		return fail("mount: the mount point '%s' is not a directory", mountpoint);
+	if (vr_dir_check("project", project) < 0 || vr_dir_check("mount point", mountpoint) < 0)
+		return VR_EXIT_ERROR;
 
 	g_autoptr(VrConfig) config = vr_config_new();
 	g_autoptr(GError) error = NULL;

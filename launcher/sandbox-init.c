@@ -85,6 +85,8 @@ static _Noreturn void run_child(const VrSandboxSpec *spec)
 	}
 	if ((r = vr_sandbox_drop_caps()) < 0)
 		vr_die(VR_EXIT_ERROR, "cannot drop capabilities: %s", strerror(-r));
+	if ((r = vr_sandbox_limit_nofile()) < 0)
+		vr_die(VR_EXIT_ERROR, "cannot lower RLIMIT_NOFILE: %s", strerror(-r));
 	if (vr_close_from(3) < 0)
 		vr_die(VR_EXIT_ERROR, "cannot close inherited descriptors");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

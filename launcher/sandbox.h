@@ -62,5 +62,10 @@ int vr_sandbox_drop_bounding(void);
 int vr_sandbox_drop_caps(void);
 /* Every set empty but CAP_KILL in permitted+effective (for pid 1). */
 int vr_sandbox_keep_only_kill(void);
+/* sandbox-nofile.c: lowers COMMAND's hard RLIMIT_NOFILE to 7/16 of ours
+ * (the soft one with it, if above), so one process of the run that opens
+ * files until EMFILE cannot take the view daemon's last descriptors.
+ * 0 or -errno. */
+int vr_sandbox_limit_nofile(void);
 /* sandbox-seccomp.c: load the filter (native + compat ABIs). 0 or -errno. */
 int vr_sandbox_load_seccomp(bool allow_userns);

@@ -100,7 +100,7 @@ char *vr_state_new_run_id(void)
  * then opened without following a symlink and checked for owner and mode.
  * Components above vault-run's own directory (the user's ~/.local/state) are
  * the user's business and only need to exist. */
-static int open_checked(int parent, const char *name, const char *shown, bool create, int *ret)
+int vr_state_open_child(int parent, const char *name, const char *shown, bool create, int *ret)
 {
 	if (create && mkdirat(parent, name, 0700) < 0 && errno != EEXIST)
 		return vr_log_errno(errno, "cannot create %s: %s", shown, g_strerror(errno));
@@ -110,7 +110,8 @@ static int open_checked(int parent, const char *name, const char *shown, bool cr
 		if (e == ENOTDIR || e == ELOOP) {
 			struct stat st;
 			if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
-				vr_error("%s is a symlink; refusing to use it for audit logs", shown);
+				vr_error("%s is a symlink; refusing to use it as vault-run's state directory "
+				         "(remove it: vault-run makes a fresh one)", shown);
 				return -ELOOP;
 			}
 		}
@@ -135,27 +136,36 @@ static int open_checked(int parent, const char *name, const char *shown, bool cr
 	return 0;
 }
 
+int vr_state_open_base_dir(bool create, int *ret_dirfd)
+{
+	g_autofree char *top = NULL;
+	int err = vr_state_base_dir(&top);
+	if (err < 0)
+		return err;
+	g_autofree char *above = g_path_get_dirname(top);   /* $XDG_STATE_HOME */
+	g_autofree char *top_name = g_path_get_basename(top);
+	if (create && g_mkdir_with_parents(above, 0700) < 0)
+		return vr_log_errno(errno, "cannot create %s: %s", above, g_strerror(errno));
+	int afd = open(above, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (afd < 0)
+		return -errno;
+	err = vr_state_open_child(afd, top_name, top, create, ret_dirfd);
+	close(afd);
+	return err;
+}
+
 int vr_state_open_project_dir(const char *project, bool create, int *ret_dirfd)
 {
 	g_autofree char *dir = NULL;
 	int err = vr_state_project_dir(project, &dir);
 	if (err < 0)
 		return err;
-	g_autofree char *top = g_path_get_dirname(dir);     /* …/vault-run */
-	g_autofree char *above = g_path_get_dirname(top);   /* $XDG_STATE_HOME */
-	g_autofree char *top_name = g_path_get_basename(top);
 	g_autofree char *leaf = g_path_get_basename(dir);
-	if (create && g_mkdir_with_parents(above, 0700) < 0)
-		return vr_log_errno(errno, "cannot create %s: %s", above, g_strerror(errno));
-	int afd = open(above, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (afd < 0)
-		return -errno;
 	int tfd = -1;
-	err = open_checked(afd, top_name, top, create, &tfd);
-	close(afd);
+	err = vr_state_open_base_dir(create, &tfd);
 	if (err < 0)
 		return err;
-	err = open_checked(tfd, leaf, dir, create, ret_dirfd);
+	err = vr_state_open_child(tfd, leaf, dir, create, ret_dirfd);
 	close(tfd);
 	return err;
 }
@@ -209,13 +219,22 @@ int vr_state_list_runs(const char *project, GPtrArray **ret)
 	if (err < 0)
 		return err;
 	GPtrArray *runs = g_ptr_array_new_with_free_func((GDestroyNotify)vr_state_run_free);
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		if (errno == ENOENT) {
+	/* The checked open: a symlink or a foreign directory in the state
+	 * path is refused (one message), never listed. */
+	int pfd;
+	err = vr_state_open_project_dir(project, false, &pfd);
+	if (err < 0) {
+		if (err == -ENOENT) {
 			*ret = runs;
 			return 0;
 		}
-		err = -errno;
+		g_ptr_array_unref(runs);
+		return err;
+	}
+	int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	err = dfd < 0 ? -errno : 0;
+	close(pfd);
+	if (err < 0) {
 		g_ptr_array_unref(runs);
 		return err;
 	}

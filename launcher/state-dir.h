@@ -43,6 +43,17 @@ char *vr_state_new_run_id(void);
  * or mode (a message is logged naming the directory). */
 int vr_state_open_project_dir(const char *project, bool create, int *ret_dirfd);
 
+/* Opens (CREATE: making it and $XDG_STATE_HOME as needed) vault-run's own
+ * state directory, $XDG_STATE_HOME/vault-run, with the same checks.
+ * *ret_dirfd: O_PATH|O_DIRECTORY|O_CLOEXEC. -ENOENT, -ELOOP, -EPERM. */
+int vr_state_open_base_dir(bool create, int *ret_dirfd);
+
+/* The check itself: NAME below the checked directory PARENT (SHOWN: its
+ * path, for messages), made 0700 if CREATE, opened O_PATH|O_NOFOLLOW and
+ * refused unless a directory owned by us with no group or other access.
+ * Every refusal but -ENOENT logs one line naming SHOWN. */
+int vr_state_open_child(int parent, const char *name, const char *shown, bool create, int *ret);
+
 /* Creates the run's log O_WRONLY|O_CREAT|O_EXCL|O_NOFOLLOW|O_APPEND|O_CLOEXEC,
  * mode 0600, in the checked project directory. A pre-planted file or
  * symlink of that name is refused (-EEXIST). *ret_path (may be NULL): its path. */
@@ -57,6 +68,8 @@ typedef struct {
 void vr_state_run_free(VrStateRun *run);
 
 /* The runs of PROJECT (every <id>.jsonl of its directory), oldest first by
- * modification time, ties by id. An absent directory is an empty list.
+ * modification time, ties by id. An absent directory is an empty list; a
+ * symlink or foreign directory in its place is refused (logged, -ELOOP or
+ * -EPERM); entries that are not regular files are ignored.
  * *ret: a GPtrArray of VrStateRun* that frees its elements. -errno. */
 int vr_state_list_runs(const char *project, GPtrArray **ret);

@@ -37,6 +37,7 @@
 #include "log.h"
 #include "config.h"
 #include "cgroup.h"
+#include "dir-check.h"
 #include "net-allow.h"
 #include "proxy.h"
 #include "run-audit.h"
@@ -424,14 +425,13 @@ int vr_supervisor_run(VrRunPlan *plan)
 	 * sandbox for a reason we could have said here. */
 	char project[PATH_MAX];
 	if (!realpath(plan->project ? plan->project : ".", project)) {
-		vr_error("project %s: %s", plan->project ? plan->project : ".", strerror(errno));
+		int e = errno;
+		if (vr_dir_check("project", plan->project ? plan->project : ".") == 0)
+			vr_error("project %s: %s", plan->project ? plan->project : ".", strerror(e));
 		return VR_EXIT_ERROR;
 	}
-	struct stat st;
-	if (stat(project, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		vr_error("project %s: Not a directory", project);
+	if (vr_dir_check("project", project) < 0)
 		return VR_EXIT_ERROR;
-	}
 	g_free(plan->project);
 	plan->project = g_strdup(project);
 	const char *mount_at = plan->mount_at ? plan->mount_at : project;

@@ -153,8 +153,17 @@ int vr_journal_locate(const char *project, const char *run, char **ret)
 	if (run) {
 		if (!vr_state_run_id_valid(run))
 			return vr_log_errno(EINVAL, "'%s' is neither a journal directory nor a run id", run);
+		/* The checked open: never a journal reached through a symlink
+		 * planted in the state directory. */
+		int pfd;
+		if ((err = vr_state_open_project_dir(project ? project : ".", false, &pfd)) < 0)
+			return err == -ENOENT ? vr_log_errno(ENOENT, "no runs recorded in %s", dir) : err;
+		g_autofree char *jname = g_strdup_printf("%s.journal", run);
+		struct stat st;
+		bool real_dir = fstatat(pfd, jname, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+		close(pfd);
 		g_autofree char *j = g_strdup_printf("%s/%s.journal", dir, run);
-		if (!has_manifest(j))
+		if (!real_dir || !has_manifest(j))
 			return vr_log_errno(ENOENT, "run %s has no journal (%s)", run, j);
 		*ret = g_steal_pointer(&j);
 		return 0;
@@ -166,7 +175,7 @@ int vr_journal_locate(const char *project, const char *run, char **ret)
 	for (guint i = runs->len; i-- > 0;) {
 		VrStateRun *r = g_ptr_array_index(runs, i);
 		g_autofree char *j = g_strdup_printf("%s/%s.journal", dir, r->run_id);
-		if (has_manifest(j)) {
+		if (!g_file_test(j, G_FILE_TEST_IS_SYMLINK) && has_manifest(j)) {
 			*ret = g_steal_pointer(&j);
 			return 0;
 		}

@@ -151,7 +151,7 @@ vr_check "every change that reached the host is undone" cmp -s "$T/before4" "$T/
 
 # --- gc prunes old journals of the project, keeps recent ones and the logs ---
 SD=$("$VR" audit dir --project "$P")
-mkdir -p "$SD" && chmod 0700 "$SD"
+(umask 077 && mkdir -p "$SD") # a state dir as vault-run makes it: 0700 all the way
 for id in old new; do
 	mkdir -p "$SD/$id.journal/objects"
 	echo '{}' >"$SD/$id.journal/manifest.jsonl"
