@@ -221,7 +221,10 @@ bool vr_audit_record_denied(const VrAuditRecord *rec)
 		"lookup", "getattr", "opendir", "readdir", "readlink", "read", "access",
 		"statfs", "getxattr", "listxattr",
 	};
-	if (!rec->result || strcmp(rec->result, "ok") == 0 || strcmp(rec->result, "redacted") == 0)
+	/* "skipped": work vault-run left undone (a file too big to scan, a
+	 * change past the journal's cap), not something the agent was denied. */
+	if (!rec->result || strcmp(rec->result, "ok") == 0 || strcmp(rec->result, "redacted") == 0 ||
+	    strcmp(rec->result, "skipped") == 0)
 		return false;
 	if (strcmp(rec->result, "readonly") == 0 && rec->op)
 		for (size_t i = 0; i < G_N_ELEMENTS(looks); i++)

@@ -192,7 +192,7 @@ void vr_run_audit_print_summary(const VrRunAudit *a)
 	GHashTable *denied = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	VrAuditRecord rec;
 	vr_audit_record_init(&rec);
-	unsigned long bad = 0;
+	unsigned long bad = 0, not_journaled = 0;
 	bool readable = true;
 	for (guint i = 0; i < parts->len; i++) {
 		VrAuditReader *r = NULL;
@@ -207,6 +207,8 @@ void vr_run_audit_print_summary(const VrRunAudit *a)
 			if (n < 0)
 				break;
 			vr_audit_summary_add(sum, &rec);
+			if (g_strcmp0(rec.op, "journal") == 0 && g_strcmp0(rec.result, "skipped") == 0)
+				not_journaled++;
 			/* Refused connections have their own count below. */
 			if (!vr_audit_record_denied(&rec) || rec.host)
 				continue;
@@ -264,6 +266,9 @@ void vr_run_audit_print_summary(const VrRunAudit *a)
 	if (c.lost)
 		g_string_append_printf(line, ", %" G_GUINT64_FORMAT " record%s lost (the log could not be written)",
 		                       c.lost, c.lost == 1 ? "" : "s");
+	if (not_journaled)
+		g_string_append_printf(line, ", %lu change%s not kept for undo (over the journal cap or unreadable)", not_journaled,
+		                       not_journaled == 1 ? "" : "s");
 	g_string_append_printf(line, "; audit: %s", where);
 	if (c.sealed && c.final_hash)
 		g_string_append_printf(line, " hash %s", c.final_hash);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A sandbox run keeps its undo journal by default: `vault-run changes` and
 # `vault-run undo` (latest run of the project) put back what the agent did;
-# --journal=off keeps none.
+# --journal=off keeps none; a change past the cap is named in the summary.
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/view-lib.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
@@ -29,4 +29,13 @@ n=$(njournals)
 vr_check "the run's journal is in the state directory" test "$n" -ge 1
 "$VR" --quiet --journal=off --net none -- true || vr_fail "the run with --journal=off failed"
 vr_check "--journal=off makes no journal" test "$(njournals)" = "$n"
+
+# Past the cap the run goes on, and its summary line says what undo cannot
+# give back — without calling that a denial.
+head -c 200000 /dev/zero >"$P/big.bin"
+"$VR" --journal-max-size 1000 --net none -- sh -c 'echo x >>big.bin' 2>"$T/cap.err" ||
+	vr_fail "the run over the journal cap failed"
+cat "$T/cap.err"
+vr_check "the summary names the change not kept" grep -q '1 change not kept for undo' "$T/cap.err"
+vr_check "a skipped journal entry is not a denial" grep -q ', 0 denied' "$T/cap.err"
 view_done
