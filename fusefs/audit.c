@@ -98,15 +98,20 @@ void vr_audit_json_str(GString *s, const char *str)
 	for (const char *p = str; *p;) {
 		gunichar c = g_utf8_get_char_validated(p, -1);
 		if (c == (gunichar)-1 || c == (gunichar)-2) {
-			/* Not UTF-8 (file names are bytes): keep the byte as U+00XX
-			 * so the line stays valid JSON. */
-			g_string_append_printf(s, "\\u%04x", (unsigned char)*p);
+			/* Not UTF-8 (file names are bytes): the byte as a lone low
+			 * surrogate U+DC80..U+DCFF (Python's "surrogateescape"), which
+			 * our reader turns back into that byte, so a name survives
+			 * the round trip exactly; \u00XX would read back as a
+			 * different, two-byte character. */
+			g_string_append_printf(s, "\\udc%02x", (unsigned char)*p);
 			p++;
 			continue;
 		}
 		if (c == '"' || c == '\\')
 			g_string_append_printf(s, "\\%c", (char)c);
-		else if (c < 0x20)
+		else if (c == '\n' || c == '\t' || c == '\r')
+			g_string_append_printf(s, "\\%c", c == '\n' ? 'n' : c == '\t' ? 't' : 'r');
+		else if (c < 0x20 || c == 0x7f)
 			g_string_append_printf(s, "\\u%04x", c);
 		else
 			g_string_append_len(s, p, g_utf8_next_char(p) - p);

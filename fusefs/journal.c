@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "audit-out.h"
 #include "common/copy.h"
 #include "common/resolve.h"
 #include "fd-util.h"
@@ -37,16 +38,8 @@ static const char *type_name(mode_t m)
 
 static void append_str(GString *s, const char *key, const char *v)
 {
-	g_string_append_printf(s, ",\"%s\":\"", key);
-	for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			g_string_append_printf(s, "\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			g_string_append_printf(s, "\\u%04x", *p); /* bytes, as the audit log does */
-		else
-			g_string_append_c(s, (char)*p);
-	}
-	g_string_append_c(s, '"');
+	g_string_append_printf(s, ",\"%s\":", key);
+	vr_audit_json_str(s, v); /* undo reads names back byte for byte */
 }
 
 static GString *record_new(const char *op, const char *rel)

@@ -2,6 +2,7 @@
  * descent over a (text, len) pair; the input is never assumed to be
  * NUL-terminated, and every read checks the position against the end. */
 #include "audit-json.h"
+#include "audit-out.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -147,6 +148,11 @@ static bool parse_string(Parser *p, const char **ret, size_t *ret_len)
 				} else {
 					cp = 0xfffd;
 				}
+			} else if (cp >= 0xdc80 && cp < 0xdd00) {
+				/* Our writers' escape for a byte that is not UTF-8
+				 * (vr_audit_json_str): back to that byte. */
+				*p->out++ = (char)(cp - 0xdc00);
+				break;
 			} else if (cp >= 0xdc00 && cp < 0xe000) {
 				cp = 0xfffd; /* lone low surrogate */
 			}
@@ -456,36 +462,5 @@ bool vr_json_get_int64(const VrJsonObject *o, const char *key, int64_t *ret)
 
 void vr_json_append_string(GString *out, const char *s)
 {
-	g_string_append_c(out, '"');
-	const char *end = s + strlen(s);
-	while (*s) {
-		unsigned char c = (unsigned char)*s;
-		if (c >= 0x80) {
-			/* One whole valid character is copied; a bad byte is escaped. */
-			gunichar ch = g_utf8_get_char_validated(s, end - s);
-			if (ch != (gunichar)-1 && ch != (gunichar)-2) {
-				const char *after = g_utf8_next_char(s);
-				g_string_append_len(out, s, after - s);
-				s = after;
-				continue;
-			}
-			g_string_append_printf(out, "\\u%04x", c);
-			s++;
-			continue;
-		}
-		switch (c) {
-		case '"': g_string_append(out, "\\\""); break;
-		case '\\': g_string_append(out, "\\\\"); break;
-		case '\n': g_string_append(out, "\\n"); break;
-		case '\t': g_string_append(out, "\\t"); break;
-		case '\r': g_string_append(out, "\\r"); break;
-		default:
-			if (c < 0x20 || c == 0x7f)
-				g_string_append_printf(out, "\\u%04x", c);
-			else
-				g_string_append_c(out, (char)c);
-		}
-		s++;
-	}
-	g_string_append_c(out, '"');
+	vr_audit_json_str(out, s);
 }

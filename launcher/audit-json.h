@@ -54,7 +54,7 @@ const char *vr_json_get_string(const VrJsonObject *o, const char *key);
 /* True when KEY is present and an integer that fits int64_t. */
 bool vr_json_get_int64(const VrJsonObject *o, const char *key, int64_t *ret);
 
-/* Appends S as a JSON string literal (with quotes) to OUT. Bytes that are not
- * valid UTF-8 are written as \u00XX of the byte (lossy but unambiguous to a
- * reader, and always valid JSON). */
+/* Appends S as a JSON string literal (with quotes) to OUT, as the audit log
+ * and the journal write it (fusefs/audit.c): UTF-8 as is, a byte that is not
+ * UTF-8 as \udcXX, which vr_json_parse_object turns back into the byte. */
 void vr_json_append_string(GString *out, const char *s);

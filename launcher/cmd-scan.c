@@ -11,6 +11,7 @@
 
 #include <glib.h>
 
+#include "audit-json.h"
 #include "commands.h"
 #include "common/exitcode.h"
 #include "common/log.h"
@@ -61,16 +62,9 @@ static void print_text_path(const char *path)
 
 static void print_json_string(const char *str)
 {
-	putchar('"');
-	for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			printf("\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			printf("\\u%04x", *p); /* bytes, not code points: names need not be UTF-8 */
-		else
-			putchar(*p);
-	}
-	putchar('"');
+	g_autoptr(GString) s = g_string_new(NULL);
+	vr_json_append_string(s, str);
+	fputs(s->str, stdout);
 }
 
 static void report(ScanRun *run, const char *path, const char *buf, GArray *hits)

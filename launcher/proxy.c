@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "audit-json.h"
 #include "common/fd-util.h"
 #include "common/log.h"
 
@@ -68,22 +69,10 @@ void vr_proxy_env(const VrProxyOptions *opts, GPtrArray *env)
 
 static void json_string(GString *out, const char *s)
 {
-	if (!s) {
+	if (s)
+		vr_json_append_string(out, s);
+	else
 		g_string_append(out, "null");
-		return;
-	}
-	g_string_append_c(out, '"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			g_string_append_printf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p >= 0x7f)
-			/* Host names from clients are arbitrary bytes: keep the log
-			 * valid JSON (and ASCII) whatever they contain. */
-			g_string_append_printf(out, "\\u%04x", *p);
-		else
-			g_string_append_c(out, (char)*p);
-	}
-	g_string_append_c(out, '"');
 }
 
 ProxyConn *proxy_conn_new(VrProxy *proxy, const char *proto)

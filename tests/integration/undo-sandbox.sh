@@ -30,6 +30,19 @@ vr_check "the run's journal is in the state directory" test "$n" -ge 1
 "$VR" --quiet --journal=off --net none -- true || vr_fail "the run with --journal=off failed"
 vr_check "--journal=off makes no journal" test "$(njournals)" = "$n"
 
+# Names are bytes: UTF-8 and names that are not UTF-8 come back exactly
+# (the journal writes a stray byte as \udcXX, which undo reads back).
+U="$T/names"
+mkdir -p "$U"
+printf 'one\n' >"$U/café.txt"
+printf 'two\n' >"$U/$(printf 'bad\377name')"
+(cd "$U" && "$VR" --quiet --net none -- sh -c 'rm café.txt bad*name') || vr_fail "the run removing odd names failed"
+vr_check "the odd names are gone on the host" test -z "$(ls -A "$U")"
+(cd "$U" && "$VR" undo >"$T/undo-names.out" 2>&1) || cat "$T/undo-names.out"
+vr_check "undo restores the UTF-8 name exactly" test "$(cat "$U/café.txt" 2>/dev/null)" = one
+vr_check "undo restores the non-UTF-8 name exactly" test "$(cat "$U/$(printf 'bad\377name')" 2>/dev/null)" = two
+vr_check "undo creates no other name" test "$(ls -A "$U" | wc -l)" = 2
+
 # Past the cap the run goes on, and its summary line says what undo cannot
 # give back — without calling that a denial.
 head -c 200000 /dev/zero >"$P/big.bin"
