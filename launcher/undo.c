@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "audit-json.h"
+#include "audit-summary.h"
 #include "common/copy.h"
 #include "common/exitcode.h"
 #include "common/log.h"
@@ -29,7 +30,19 @@ static void record_free(VrJournalRecord *r)
 	g_free(r->type);
 	g_free(r->target);
 	g_free(r->reason);
+	g_free(r->shown_path);
+	g_free(r->shown_new);
+	g_free(r->shown_target);
 	g_free(r);
+}
+
+static char *printable(const char *s)
+{
+	if (!s)
+		return g_strdup("?");
+	GString *out = g_string_new(NULL);
+	vr_audit_append_printable(out, s);
+	return g_string_free(out, FALSE);
 }
 
 void vr_journal_free(VrJournal *j)
@@ -110,6 +123,9 @@ int vr_journal_load(const char *dir, VrJournal **ret)
 		r->type = dup_field(&o, "type");
 		r->target = dup_field(&o, "target");
 		r->reason = dup_field(&o, "reason");
+		r->shown_path = printable(r->path);
+		r->shown_new = printable(r->new_path);
+		r->shown_target = printable(r->target);
 		r->mode = r->size = r->mtime_ns = -1;
 		vr_json_get_int64(&o, "mode", &r->mode);
 		vr_json_get_int64(&o, "size", &r->size);
@@ -285,12 +301,12 @@ static void show_diff(VrJournal *j, int rootfd, const VrJournalRecord *r)
 		cur = -1;
 	}
 	if (!looks_text(old) || (cur >= 0 && !looks_text(cur))) {
-		printf("Binary files a/%s and b/%s differ\n", r->path, r->path);
+		printf("Binary files a/%s and b/%s differ\n", r->shown_path, r->shown_path);
 	} else {
 		g_autofree char *a = g_strdup_printf("/dev/fd/%d", old);
 		g_autofree char *b = cur >= 0 ? g_strdup_printf("/dev/fd/%d", cur) : g_strdup("/dev/null");
-		g_autofree char *la = g_strdup_printf("a/%s", r->path);
-		g_autofree char *lb = cur >= 0 ? g_strdup_printf("b/%s", r->path) : g_strdup("/dev/null");
+		g_autofree char *la = g_strdup_printf("a/%s", r->shown_path);
+		g_autofree char *lb = cur >= 0 ? g_strdup_printf("b/%s", r->shown_path) : g_strdup("/dev/null");
 		char *argv[] = {(char *)"diff", (char *)"-u", (char *)"--label", la, (char *)"--label", lb, a, b, NULL};
 		fflush(stdout);
 		g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_LEAVE_DESCRIPTORS_OPEN,
@@ -312,19 +328,19 @@ int vr_changes_print(VrJournal *j, const char *project, char **paths, bool diff)
 			continue;
 		const char *slash = r->type && strcmp(r->type, "dir") == 0 ? "/" : "";
 		if (strcmp(r->op, "created") == 0)
-			printf("A  %s\n", r->path);
+			printf("A  %s\n", r->shown_path);
 		else if (strcmp(r->op, "modified") == 0)
-			printf("M  %s\n", r->path);
+			printf("M  %s\n", r->shown_path);
 		else if (strcmp(r->op, "deleted") == 0)
-			printf("D  %s%s\n", r->path, slash);
+			printf("D  %s%s\n", r->shown_path, slash);
 		else if (strcmp(r->op, "renamed") == 0)
-			printf("R  %s -> %s\n", r->path, r->new_path ? r->new_path : "?");
+			printf("R  %s -> %s\n", r->shown_path, r->shown_new);
 		else if (strcmp(r->op, "exchanged") == 0)
-			printf("X  %s <-> %s\n", r->path, r->new_path ? r->new_path : "?");
+			printf("X  %s <-> %s\n", r->shown_path, r->shown_new);
 		else if (strcmp(r->op, "chmod") == 0)
-			printf("m  %s (mode was %04" PRIo64 ")\n", r->path, (uint64_t)r->mode);
+			printf("m  %s (mode was %04" PRIo64 ")\n", r->shown_path, (uint64_t)r->mode);
 		else if (strcmp(r->op, "skipped") == 0)
-			printf("!  %s (not kept for undo: %s)\n", r->path, r->reason ? r->reason : "?");
+			printf("!  %s (not kept for undo: %s)\n", r->shown_path, r->reason ? r->reason : "?");
 		if (diff && (strcmp(r->op, "modified") == 0 || strcmp(r->op, "deleted") == 0))
 			show_diff(j, rootfd, r);
 	}
@@ -590,18 +606,18 @@ static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry
 		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			err = errno == ENOENT ? 0 : -errno; /* already gone */
 		} else {
-			printf("removed %s%s\n", r->path, S_ISDIR(st.st_mode) ? "/" : "");
+			printf("removed %s%s\n", r->shown_path, S_ISDIR(st.st_mode) ? "/" : "");
 			uj_keep(u, pfd, name, r->path, false);
 			if (!dry_run && unlinkat(pfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0)
 				err = -errno;
 		}
 	} else if (strcmp(op, "modified") == 0 || (strcmp(op, "deleted") == 0 && g_strcmp0(r->type, "file") == 0)) {
-		printf("restored %s\n", r->path);
+		printf("restored %s\n", r->shown_path);
 		uj_keep(u, pfd, name, r->path, true);
 		if (!dry_run)
 			err = restore_file(j, pfd, name, r);
 	} else if (strcmp(op, "deleted") == 0 && g_strcmp0(r->type, "dir") == 0) {
-		printf("restored %s/\n", r->path);
+		printf("restored %s/\n", r->shown_path);
 		if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			uj_write(u, "created", r->path, NULL, NULL, NULL, NULL);
 		if (!dry_run && mkdirat(pfd, name, 0700) < 0 &&
@@ -615,14 +631,14 @@ static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry
 				close(dfd);
 		}
 	} else if (strcmp(op, "deleted") == 0 && g_strcmp0(r->type, "symlink") == 0 && r->target) {
-		printf("restored %s -> %s\n", r->path, r->target);
+		printf("restored %s -> %s\n", r->shown_path, r->shown_target);
 		uj_write(u, "created", r->path, NULL, NULL, NULL, NULL);
 		if (!dry_run && symlinkat(r->target, pfd, name) < 0)
 			err = -errno;
 		if (!dry_run && !err)
 			set_mtime_at(pfd, name, r->mtime_ns);
 	} else if (strcmp(op, "deleted") == 0 && g_strcmp0(r->type, "fifo") == 0) {
-		printf("restored %s\n", r->path);
+		printf("restored %s\n", r->shown_path);
 		uj_write(u, "created", r->path, NULL, NULL, NULL, NULL);
 		if (!dry_run && mkfifoat(pfd, name, (mode_t)r->mode & 07777) < 0)
 			err = -errno;
@@ -631,7 +647,7 @@ static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry
 		const char *nname;
 		err = vr_resolve_parent(rootfd, r->new_path, &npfd, &nname);
 		if (err == 0) {
-			printf("moved %s back to %s\n", r->new_path, r->path);
+			printf("moved %s back to %s\n", r->shown_new, r->shown_path);
 			uj_write(u, strcmp(op, "exchanged") == 0 ? "exchanged" : "renamed", r->new_path, NULL,
 			         NULL, NULL, r->path);
 			unsigned flags = strcmp(op, "exchanged") == 0 ? RENAME_EXCHANGE : RENAME_NOREPLACE;
@@ -647,7 +663,7 @@ static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry
 			if (fstat(fd, &st) == 0 && !S_ISLNK(st.st_mode)) {
 				char proc[64];
 				snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-				printf("mode of %s back to %04o\n", r->path, (unsigned)r->mode & 07777);
+				printf("mode of %s back to %04o\n", r->shown_path, (unsigned)r->mode & 07777);
 				uj_write(u, "chmod", r->path, &st, NULL, NULL, NULL);
 				if (!dry_run && chmod(proc, (mode_t)r->mode & 07777) < 0)
 					err = -errno;

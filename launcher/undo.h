@@ -7,6 +7,9 @@
 
 typedef struct {
 	char *op, *path, *new_path, *object, *type, *target, *reason;
+	/* The names as printed: the agent chose them, so control characters
+	 * are escaped before they reach the user's terminal ("?" if absent). */
+	char *shown_path, *shown_new, *shown_target;
 	int64_t mode, size, mtime_ns;
 } VrJournalRecord;
 

@@ -42,6 +42,14 @@ vr_check "the odd names are gone on the host" test -z "$(ls -A "$U")"
 vr_check "undo restores the UTF-8 name exactly" test "$(cat "$U/café.txt" 2>/dev/null)" = one
 vr_check "undo restores the non-UTF-8 name exactly" test "$(cat "$U/$(printf 'bad\377name')" 2>/dev/null)" = two
 vr_check "undo creates no other name" test "$(ls -A "$U" | wc -l)" = 2
+# The agent chooses names; changes/undo must not send its escape sequences
+# to the user's terminal.
+(cd "$U" && "$VR" --quiet --net none -- sh -c 'printf x >"$(printf "e\033[31mred")"') || vr_fail "the run creating an escape name failed"
+(cd "$U" && "$VR" changes) >"$T/changes-esc" 2>&1
+vr_check "changes escapes the control character" grep -qF 'A  e\x1b[31mred' "$T/changes-esc"
+vr_check "changes prints no raw ESC" test "$(tr -dc '\033' <"$T/changes-esc" | wc -c)" = 0
+(cd "$U" && "$VR" undo) >"$T/undo-esc" 2>&1
+vr_check "undo prints no raw ESC" test "$(tr -dc '\033' <"$T/undo-esc" | wc -c)" = 0
 
 # Past the cap the run goes on, and its summary line says what undo cannot
 # give back — without calling that a denial.
