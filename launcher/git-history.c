@@ -446,7 +446,15 @@ char *vr_git_history_message(const GPtrArray *paths)
 	}
 	if (paths->len > LIST_MAX)
 		g_string_append_printf(s, " and %u more", paths->len - LIST_MAX);
-	g_autofree char *first = g_shell_quote(paths->len ? (const char *)paths->pdata[0] : ".env");
+	/* The example names the first path only when it is plain text: quoting
+	 * does not stop control characters from reaching the terminal. */
+	const char *example = paths->len ? (const char *)paths->pdata[0] : ".env";
+	for (const char *p = example; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			example = "PATH";
+			break;
+		}
+	g_autofree char *first = g_shell_quote(example);
 	g_string_append_printf(s, "; fix: rewrite the history (e.g. `git filter-repo --invert-paths --path %s`) "
 	                          "and rotate those secrets, or run with --hide .git",
 	                       first);
