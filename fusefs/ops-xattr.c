@@ -47,7 +47,15 @@ static void vr_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, siz
 {
 	VrInode *inode = vr_inode_get(ino);
 	char proc[64];
-	if (!xattr_allowed(name) || !usable(inode, proc)) {
+	if (!xattr_allowed(name)) {
+		/* "Not supported", not "no such attribute": tools cache that
+		 * per file system (ls -l stops asking for security.selinux
+		 * after the first file), while ENODATA costs a round trip per
+		 * file. The kernel only gives up on all xattrs for ENOSYS. */
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	if (!usable(inode, proc)) {
 		fuse_reply_err(req, ENODATA);
 		return;
 	}

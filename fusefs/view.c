@@ -86,6 +86,11 @@ static void vr_ll_init(void *userdata, struct fuse_conn_info *conn)
 	 * mtime/size change (checked every attr_timeout). */
 	if (conn->capable & FUSE_CAP_AUTO_INVAL_DATA)
 		conn->want |= FUSE_CAP_AUTO_INVAL_DATA;
+	/* The kernel caches POSIX ACLs (ls -l asks for one per file) and
+	 * checks them itself, with default_permissions. A change on the host
+	 * is seen when the inode is invalidated (host-watch.c) or evicted. */
+	if (conn->capable & FUSE_CAP_POSIX_ACL)
+		conn->want |= FUSE_CAP_POSIX_ACL;
 	/* Write-back caching would let the kernel merge writes the daemon
 	 * must see in order; keep writes synchronous. */
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
