@@ -7,9 +7,10 @@
  * thread only: from a request handler they can wait on a directory lock the
  * kernel holds for that very request.
  *
- * Two triggers: pressure (more inodes than half the fd limit: the least
- * recently looked-up ones go, down to a quarter of it; a lookup that hits
- * EMFILE wakes the thread at once) and age (no lookup for IDLE_US). */
+ * Two triggers: pressure (more inodes than the high mark, evict_marks():
+ * the least recently looked-up ones go, down to the low mark; a lookup that
+ * hits EMFILE wakes the thread at once) and age (no lookup for IDLE_US,
+ * once the table is past the low mark). */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -56,20 +57,37 @@ static size_t fd_limit(void)
 	return (size_t)rl.rlim_cur;
 }
 
+/* Open files, directory streams and the daemon's own fds need room too:
+ * under a small limit inodes may use half of it before the oldest go (down
+ * to a quarter); under a large one all but an eighth (down to half), so a
+ * 10k-file tree stays cached under a limit of 20,000. */
+static void evict_marks(size_t limit, size_t *high, size_t *low)
+{
+	if (limit < 4096) {
+		*high = limit / 2;
+		*low = limit / 4;
+	} else {
+		*high = limit - limit / 8;
+		*low = limit / 2;
+	}
+}
+
 static void evict_once(bool urgent)
 {
 	VrView *v = E.v;
 	size_t limit = fd_limit();
-	/* Open files, directory streams and the daemon's own fds need room
-	 * too: inodes may use half the limit before the oldest go. */
-	size_t high = limit / 2, low = limit / 4;
+	size_t high, low;
+	evict_marks(limit, &high, &low);
 	atomic_store(&E.high, high);
 	gint64 now = g_get_monotonic_time();
 
 	pthread_mutex_lock(&v->table_lock);
 	size_t n = g_hash_table_size(v->table);
 	bool pressure = urgent || n > high;
-	bool idle_check = now - E.last_idle_check > IDLE_CHECK_US;
+	/* Age alone evicts only past the low mark: with long cache timeouts
+	 * (host-watch.c) the kernel serves a warm tree without lookups, so
+	 * "not looked up for a while" does not mean "cold". */
+	bool idle_check = now - E.last_idle_check > IDLE_CHECK_US && n > low;
 	if (!pressure && !idle_check) {
 		pthread_mutex_unlock(&v->table_lock);
 		return;
@@ -147,7 +165,9 @@ int vr_evict_start(VrView *v)
 	atomic_store(&E.stopping, false);
 	E.rounds = 0;
 	E.last_idle_check = g_get_monotonic_time();
-	atomic_store(&E.high, fd_limit() / 2);
+	size_t high, low;
+	evict_marks(fd_limit(), &high, &low);
+	atomic_store(&E.high, high);
 	/* Signals stay with the FUSE threads (see audit.c). */
 	sigset_t all, old;
 	sigfillset(&all);
