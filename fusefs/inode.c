@@ -28,6 +28,8 @@ int vr_inode_table_init(VrView *v)
 
 static void inode_free(VrInode *inode)
 {
+	if (S_ISDIR(inode->type))
+		vr_watch_forget(inode);
 	if (inode->fd >= 0)
 		close(inode->fd);
 	g_free(inode->relpath);
@@ -90,12 +92,14 @@ VrInode *vr_inode_intern(int fd, const struct stat *st, const char *relpath, VrD
 				decision = inode->decision;
 			g_free(inode->relpath);
 			inode->relpath = g_strdup(relpath);
+			atomic_fetch_add(&inode->relpath_gen, 1);
 		}
 		if (inode != &v->root)
 			inode->decision = decision;
 	} else {
 		inode = g_new0(VrInode, 1);
 		inode->fd = fd;
+		inode->wd = -1;
 		inode->dev = st->st_dev;
 		inode->ino = st->st_ino;
 		inode->type = st->st_mode & S_IFMT;
@@ -143,7 +147,8 @@ VrDecision vr_inode_decision(VrInode *inode)
 	return d;
 }
 
-void vr_inode_renamed(dev_t dev, ino_t ino, const char *oldpath, const char *newpath)
+void vr_inode_renamed(dev_t dev, ino_t ino, const char *oldpath, const char *newpath,
+                      VrInode *newparent, const char *newname)
 {
 	VrView *v = vr_view;
 	size_t oldlen = strlen(oldpath);
@@ -154,6 +159,12 @@ void vr_inode_renamed(dev_t dev, ino_t ino, const char *oldpath, const char *new
 	if (moved && moved != &v->root) {
 		g_free(moved->relpath);
 		moved->relpath = g_strdup(newpath);
+		atomic_fetch_add(&moved->relpath_gen, 1);
+		/* The kernel moved its entry too: the host watch sees the new
+		 * name lead to the entry it already has (host-watch.c). */
+		moved->parent = newparent;
+		g_free(moved->name);
+		moved->name = g_strdup(newname);
 	}
 	if (moved && S_ISDIR(moved->type)) {
 		/* Descendants keep full relative paths; rewrite their prefix. The
@@ -171,6 +182,7 @@ void vr_inode_renamed(dev_t dev, ino_t ino, const char *oldpath, const char *new
 				char *p = g_strconcat(newpath, i->relpath + oldlen, NULL);
 				g_free(i->relpath);
 				i->relpath = p;
+				atomic_fetch_add(&i->relpath_gen, 1);
 			}
 		}
 	}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "hardlinks.h"
+#include "common/resolve.h"
 #include "view-private.h"
 
 void vr_proc_path(char buf[static 64], int fd)
@@ -123,6 +124,33 @@ void vr_present_attr(struct stat *st)
 		st->st_gid = o->present_gid;
 }
 
+bool vr_inode_still_named(VrInode *inode)
+{
+	if (inode == &vr_view->root)
+		return true;
+	g_autofree char *rel = vr_inode_relpath(inode);
+	int dfd;
+	const char *name;
+	int r = vr_resolve_parent(vr_view->root.fd, rel, &dfd, &name);
+	if (r == -EAGAIN)  /* openat2 saw a rename race: once more */
+		r = vr_resolve_parent(vr_view->root.fd, rel, &dfd, &name);
+	if (r < 0)
+		return false;
+	struct stat st;
+	bool same = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == inode->dev &&
+	            st.st_ino == inode->ino;
+	close(dfd);
+	return same;
+}
+
+bool vr_stale_parent(fuse_req_t req, VrInode *parent)
+{
+	if (vr_inode_still_named(parent))
+		return false;
+	fuse_reply_err(req, ESTALE);
+	return true;
+}
+
 int vr_stat_inode(VrInode *inode, struct stat *st)
 {
 	if (fstatat(inode->fd, "", st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
@@ -150,7 +178,7 @@ int vr_do_lookup(fuse_req_t req, fuse_ino_t parent_ino, const char *name,
 		fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
-			e->entry_timeout = vr_view->opts->entry_timeout; /* a cacheable miss */
+			e->entry_timeout = vr_watch_negative_timeout(parent); /* a cacheable miss */
 		return -errno;
 	}
 	if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
@@ -173,13 +201,19 @@ int vr_do_lookup(fuse_req_t req, fuse_ino_t parent_ino, const char *name,
 
 	VrInode *inode = vr_inode_intern(fd, &st, relpath, d);
 	vr_inode_note_entry(inode, parent, name);
+	/* A directory is watched from its first lookup on, before any of its
+	 * names can be; what changed between the fstat and the watch is read
+	 * again. */
+	if (S_ISDIR(st.st_mode) && vr_watch_dir(inode) == VR_WATCH_NEW)
+		fstatat(inode->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+	atomic_store(&inode->attr_watched, atomic_load(&parent->watched));
 	if (op && vr_audit_wants(VR_AUDIT_ALL))
 		vr_audit_req(req, VR_AUDIT_ALL, op, relpath, vr_result_of(d), d.rule, NULL);
 	vr_present_attr(&st);
 	e->ino = (uintptr_t)inode;
 	e->attr = st;
-	e->attr_timeout = vr_view->opts->attr_timeout;
-	e->entry_timeout = vr_view->opts->entry_timeout;
+	e->attr_timeout = vr_watch_attr_timeout(inode, &st);
+	e->entry_timeout = vr_watch_entry_timeout(parent);
 	return 0;
 }
 
@@ -192,6 +226,9 @@ bool vr_new_name_allowed(fuse_req_t req, const char *op, VrInode *parent, const 
 		fuse_reply_err(req, EINVAL);
 		return false;
 	}
+	/* Decided for the parent's path: it must still be that path. */
+	if (vr_stale_parent(req, parent))
+		return false;
 	char *rel = NULL;
 	VrDecision d = vr_decide_child(parent, name, is_dir, &rel);
 	if (d.cls != VR_CLASS_VISIBLE) {

@@ -22,7 +22,7 @@ static void reply_attr(fuse_req_t req, VrInode *inode)
 	/* Read-only files keep their write bits: with default_permissions the
 	 * kernel would otherwise refuse the write itself, and the refusal
 	 * would never reach the audit log. */
-	fuse_reply_attr(req, &st, vr_view->opts->attr_timeout);
+	fuse_reply_attr(req, &st, vr_watch_attr_timeout(inode, &st));
 }
 
 static void vr_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

@@ -54,6 +54,11 @@ static void vr_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 		vr_refuse(req, "opendir", rel, d, ENOENT);
 		return;
 	}
+	/* Filtered by the rules for its path: it must still be that path. */
+	if (!vr_inode_still_named(inode)) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
 	/* Through /proc/self/fd, not openat(fd, "."): resolving "." would
 	 * need search permission on the directory, which listing does not. */
 	char proc[64];
@@ -79,6 +84,14 @@ static void vr_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	if (vr_audit_wants(VR_AUDIT_ALL))
 		vr_audit_req(req, VR_AUDIT_ALL, "opendir", dir->relpath, "ok", NULL, NULL);
 	fi->fh = (uintptr_t)dir;
+	/* In a watched directory the kernel keeps the listing: the host
+	 * watch drops it when a name changes. It was filtered for the path the
+	 * directory had then: a new path (a rename on the host) lists afresh. */
+	if (atomic_load(&inode->watched)) {
+		unsigned gen = atomic_load(&inode->relpath_gen);
+		fi->cache_readdir = 1;
+		fi->keep_cache = atomic_exchange(&inode->listed_gen, gen) == gen;
+	}
 	fuse_reply_open(req, fi);
 }
 
@@ -223,6 +236,7 @@ static void vr_ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 	g_autofree char *rel = NULL;
 	if (!vr_new_name_allowed(req, "mkdir", p, name, true, &rel))
 		return;
+	VR_CREATING(p);
 	vr_journal_before_create(p, name, rel);
 	if (mkdirat(p->fd, name, mode & ~(mode_t)(S_ISUID | S_ISGID)) < 0) {
 		fuse_reply_err(req, errno);
@@ -245,6 +259,7 @@ static void vr_ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 	}
 	if (!vr_new_name_allowed(req, "mknod", p, name, false, &rel))
 		return;
+	VR_CREATING(p);
 	vr_journal_before_create(p, name, rel);
 	if (mknodat(p->fd, name, mode & ~(mode_t)(S_ISUID | S_ISGID), 0) < 0) {
 		fuse_reply_err(req, errno);
@@ -261,6 +276,7 @@ static void vr_ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, c
 	 * namespace (on the view again), never by the daemon. */
 	if (!vr_new_name_allowed(req, "symlink", p, name, false, &rel))
 		return;
+	VR_CREATING(p);
 	vr_journal_before_create(p, name, rel);
 	if (symlinkat(link, p->fd, name) < 0) {
 		fuse_reply_err(req, errno);
@@ -281,8 +297,13 @@ static void vr_ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, con
 		vr_refuse(req, "link", srel, sd, sd.cls == VR_CLASS_HIDE ? ENOENT : EACCES);
 		return;
 	}
+	if (!vr_inode_still_named(inode)) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
 	if (!vr_new_name_allowed(req, "link", np, newname, false, &rel))
 		return;
+	VR_CREATING(np);
 	vr_journal_before_create(np, newname, rel);
 	char proc[64];
 	vr_proc_path(proc, inode->fd);
@@ -309,6 +330,8 @@ static void do_remove(fuse_req_t req, fuse_ino_t parent, const char *name, bool 
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
+	if (vr_stale_parent(req, p))
+		return;
 	g_autofree char *rel = NULL;
 	VrDecision d = vr_decide_child(p, name, is_dir, &rel);
 	if (d.cls != VR_CLASS_VISIBLE) {
@@ -351,6 +374,8 @@ static void vr_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
+	if (vr_stale_parent(req, p) || (np != p && vr_stale_parent(req, np)))
+		return;
 	if (fstatat(p->fd, name, &sst, AT_SYMLINK_NOFOLLOW) < 0) {
 		fuse_reply_err(req, errno);
 		return;
@@ -407,12 +432,13 @@ static void vr_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		return;
 	}
 
+	VR_CREATING(np);
 	vr_journal_before_rename(p, name, srel, np, newname, drel, flags);
 	int r = renameat2(p->fd, name, np->fd, newname, flags) < 0 ? errno : 0;
 	if (r == 0) {
-		vr_inode_renamed(sst.st_dev, sst.st_ino, srel, drel);
+		vr_inode_renamed(sst.st_dev, sst.st_ino, srel, drel, np, newname);
 		if ((flags & RENAME_EXCHANGE) && dst_exists)
-			vr_inode_renamed(dst.st_dev, dst.st_ino, drel, srel);
+			vr_inode_renamed(dst.st_dev, dst.st_ino, drel, srel, p, name);
 	}
 	vr_audit_req(req, VR_AUDIT_WRITES, "rename", srel, r ? vr_errno_name(r) : "ok", NULL, drel);
 	fuse_reply_err(req, r);

@@ -99,6 +99,13 @@ static void vr_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		vr_refuse(req, "open", rel, d, EACCES);
 		return;
 	}
+	/* The class was decided for rel: the kernel's entry may predate a
+	 * rename on the host (to a hidden name, say). ESTALE makes it look
+	 * the path up again and retry. */
+	if (!vr_inode_still_named(inode)) {
+		fuse_reply_err(req, ESTALE);
+		return;
+	}
 	/* Decided before the open itself: an O_TRUNC must not reach a file
 	 * found to hold a secret (an editor would save the mask over it). */
 	bool masked = false;
@@ -154,6 +161,7 @@ static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 	 * reach the host file of that name. */
 	if (!vr_new_name_allowed(req, "create", p, name, false, &rel))
 		return;
+	VR_CREATING(p);
 	vr_journal_before_create(p, name, rel);
 	int flags = (fi->flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY;
 	int fd = openat(p->fd, name, flags, mode & ~(mode_t)(S_ISUID | S_ISGID));

@@ -29,6 +29,13 @@ typedef struct VrInode {
 	atomic_int_fast64_t last_used; /* g_get_monotonic_time() */
 	struct VrInode *parent;
 	char *name;
+	/* host-watch.c: */
+	int wd;                  /* a directory's inotify watch, or -1; guarded by the watch lock */
+	atomic_bool watched;     /* a directory whose host changes are reported */
+	atomic_bool attr_watched; /* last looked up in a watched directory */
+	atomic_uint relpath_gen; /* bumped when relpath changes */
+	atomic_uint listed_gen;  /* relpath_gen when the kernel last cached the listing */
+	atomic_int creating;     /* handlers making a name in this directory now */
 } VrInode;
 
 /* An open file (fi->fh). */
@@ -85,7 +92,8 @@ char *vr_inode_relpath(VrInode *inode);          /* copy, g_free it */
 VrDecision vr_inode_decision(VrInode *inode);
 /* After a rename through the view: the moved object and, for a directory,
  * every cached descendant get their new relative path. */
-void vr_inode_renamed(dev_t dev, ino_t ino, const char *oldpath, const char *newpath);
+void vr_inode_renamed(dev_t dev, ino_t ino, const char *oldpath, const char *newpath,
+                      VrInode *newparent, const char *newname);
 
 /* inode.c: after a lookup reply is decided, the entry that names inode. */
 void vr_inode_note_entry(VrInode *inode, VrInode *parent, const char *name);
@@ -99,6 +107,38 @@ void vr_evict_stop(void);
 bool vr_evict_wait_for_room(void);
 /* Called after an inode is added: wakes the evictor past the high mark. */
 void vr_evict_kick_if_full(size_t table_size);
+
+/* host-watch.c: long cache timeouts where inotify reports host changes;
+ * the invalidations go out from a helper thread. */
+#define VR_WATCHED_TIMEOUT 3600.0
+typedef enum { VR_WATCH_NONE, VR_WATCH_ALREADY, VR_WATCH_NEW } VrWatchResult;
+int vr_watch_init(VrView *v);      /* before serving: the inotify fd, the root's watch */
+int vr_watch_start(void);          /* after mounting: the thread */
+void vr_watch_stop(void);
+void vr_watch_free(void);
+/* Watches a directory inode (lookup handlers); NEW: its attributes
+ * should be read again, they may predate the watch. */
+VrWatchResult vr_watch_dir(VrInode *dir);
+void vr_watch_forget(VrInode *dir); /* before the inode's fd is closed */
+double vr_watch_entry_timeout(VrInode *parent);
+double vr_watch_negative_timeout(VrInode *parent);
+double vr_watch_attr_timeout(VrInode *inode, const struct stat *st);
+uint64_t vr_watch_overflows(void);
+/* While a handler makes a name in dir, the host watch holds back what it
+ * sees appear there until the reply is out (then the kernel knows the entry
+ * and nothing needs invalidating): VR_CREATING(dir); at the top of the
+ * handler's part that creates, ended when the handler returns. */
+static inline VrInode *vr_creating_begin(VrInode *dir)
+{
+	atomic_fetch_add(&dir->creating, 1);
+	return dir;
+}
+static inline void vr_creating_end(VrInode **dir)
+{
+	atomic_fetch_sub(&(*dir)->creating, 1);
+}
+#define VR_CREATING(dir) \
+	__attribute__((cleanup(vr_creating_end), unused)) VrInode *vr_creating_ = vr_creating_begin(dir)
 
 /* lookup.c */
 char *vr_child_relpath(const char *parent, const char *name);
@@ -115,6 +155,13 @@ int vr_do_lookup(fuse_req_t req, fuse_ino_t parent, const char *name, struct fus
 void vr_present_attr(struct stat *st);
 int vr_stat_inode(VrInode *inode, struct stat *st);
 void vr_proc_path(char buf[static 64], int fd);
+/* Whether the inode's relative path still leads to it on the host, without
+ * following symlinks. The kernel may hold an entry the host has renamed
+ * since: open, opendir and name changes answer ESTALE when it does not
+ * (the kernel then looks the path up again). */
+bool vr_inode_still_named(VrInode *inode);
+/* Replies ESTALE (true) unless parent still has its name. */
+bool vr_stale_parent(fuse_req_t req, VrInode *parent);
 /* Replies err after logging a refusal of op on relpath by d. */
 void vr_refuse(fuse_req_t req, const char *op, const char *relpath, VrDecision d, int err);
 bool vr_name_ok(const char *name);

@@ -163,6 +163,7 @@ int vr_view_run(const VrViewOptions *opts)
 	v.root.type = S_IFDIR;
 	v.root.casefold = vr_dir_is_case_insensitive(rootfd);
 	v.root.nlookup = 2;
+	v.root.wd = -1;
 	v.root.relpath = g_strdup("");
 	v.root.decision = vr_policy_decide(v.policy, "", TRUE);
 	vr_inode_table_init(&v);
@@ -178,6 +179,9 @@ int vr_view_run(const VrViewOptions *opts)
 	ret = vr_audit_start(opts, run_id);
 	if (ret < 0)
 		goto out_table;
+
+	/* Before serving, so a self-confined daemon needs no inotify_init. */
+	vr_watch_init(&v);
 
 	ret = vr_journal_start(opts->journal_dir_fd, opts->journal_max_size, rootfd, opts->project,
 	                       run_id);
@@ -235,7 +239,9 @@ int vr_view_run(const VrViewOptions *opts)
 	fuse_loop_cfg_set_max_threads(cfg, 16);
 	fuse_loop_cfg_set_idle_threads(cfg, 4);
 	vr_evict_start(&v);
+	vr_watch_start();
 	int r = fuse_session_loop_mt(v.se, cfg);
+	vr_watch_stop();
 	vr_evict_stop();
 	fuse_loop_cfg_destroy(cfg);
 	if (r < 0)
@@ -262,6 +268,8 @@ out_audit:
 	if (vr_view_audit_failed())
 		ret = -EIO; /* also when it was the last records, the seal, that failed */
 out_table:
+	vr_watch_stop(); /* when the loop never ran */
+	vr_watch_free();
 	vr_files_close_all(&v);
 	vr_inode_table_free(&v);
 	vr_content_scan_free(&v);

@@ -1,0 +1,490 @@
+/* Host watch: in the directories this module watches with inotify the
+ * kernel may cache names, attributes, ACLs and listings for long
+ * (VR_WATCHED_TIMEOUT), because a helper thread tells it as soon as the host
+ * changes something there (fuse_lowlevel_notify_inval_entry/_inval_inode).
+ * A directory whose watch cannot be added (inotify limits, no read
+ * permission, a network or FUSE file system whose remote changes inotify
+ * never sees) keeps the short --entry-timeout/--attr-timeout.
+ *
+ * What the cache may get wrong meanwhile is bounded elsewhere: open,
+ * opendir and every change of a name check that the object still has the
+ * path its decision was made for (vr_inode_still_named) and answer ESTALE
+ * otherwise, so the kernel looks the path up again. The watch makes
+ * metadata fresh; it is not what keeps hidden files hidden.
+ *
+ * Notifications go out from the helper thread only, and with no lock held:
+ * the kernel may hold the directory lock of a request whose handler waits
+ * for one of ours (evict.c has the same rule).
+ *
+ * Syscalls, for a seccomp filter: inotify_init1 and eventfd2 before serving;
+ * fstatfs and inotify_add_watch on /proc/self/fd/N (lookup handlers),
+ * inotify_rm_watch (forget handlers); in the thread ppoll (poll), read,
+ * newfstatat, writev to /dev/fuse; write to the eventfd to stop it. */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "view-private.h"
+
+#define WATCH_MASK                                                                          \
+	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_ATTRIB |      \
+	 IN_CLOSE_WRITE | IN_ONLYDIR | IN_EXCL_UNLINK)
+
+static struct {
+	VrView *v;
+	bool enabled;
+	int ifd, stopfd;
+	pthread_t thread;
+	bool started;
+	bool abandoned;         /* stop could not join it: its fds and tables stay */
+	atomic_bool stopping;
+	pthread_mutex_t lock;   /* guards wds, fs_ok and every inode's wd; taken before table_lock */
+	GHashTable *wds;        /* wd → VrInode* */
+	GHashTable *fs_ok;      /* st_dev → GINT_TO_POINTER(1 watchable, 2 not) */
+	atomic_uint_fast64_t overflows;
+} W = {.ifd = -1, .stopfd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* File systems whose every change, made by any process of this host, shows
+ * up in inotify. Not NFS, SMB, 9p, FUSE (virtiofs, sshfs): changes made by
+ * other clients are never reported there. */
+static bool fs_reports_all_changes(unsigned long type)
+{
+	switch (type) {
+	case 0xEF53:      /* ext2/3/4 */
+	case 0x58465342:  /* xfs */
+	case 0x9123683E:  /* btrfs */
+	case 0x01021994:  /* tmpfs */
+	case 0x858458f6:  /* ramfs */
+	case 0xF2F52010:  /* f2fs */
+	case 0xca451a4e:  /* bcachefs */
+	case 0x2fc12fc1:  /* zfs */
+	case 0x794c7630:  /* overlayfs (changes made through it) */
+	case 0x52654973:  /* reiserfs */
+	case 0x3153464a:  /* jfs */
+	case 0x4d44:      /* vfat */
+	case 0x2011BAB0:  /* exfat */
+	case 0x7366746e:  /* ntfs3 */
+		return true;
+	}
+	return false;
+}
+
+static fuse_ino_t node_id(VrInode *i)
+{
+	return i == &W.v->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)i;
+}
+
+int vr_watch_init(VrView *v)
+{
+	W.v = v;
+	W.enabled = W.abandoned = false;
+	W.ifd = W.stopfd = -1;
+	atomic_store(&W.stopping, false);
+	const char *off = secure_getenv("VR_VIEW_NO_WATCH"); /* tests: the fallback path */
+	if ((off && strcmp(off, "1") == 0) || v->opts->entry_timeout <= 0 ||
+	    v->opts->attr_timeout <= 0)
+		return 0;
+	W.ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (W.ifd < 0)
+		return 0; /* out of inotify instances: short timeouts everywhere */
+	W.stopfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (W.stopfd < 0) {
+		close(W.ifd);
+		W.ifd = -1;
+		return 0;
+	}
+	W.wds = g_hash_table_new(NULL, NULL);
+	W.fs_ok = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+	W.enabled = true;
+	vr_watch_dir(&v->root);
+	return 0;
+}
+
+VrWatchResult vr_watch_dir(VrInode *dir)
+{
+	if (!W.enabled || atomic_load(&W.stopping))
+		return VR_WATCH_NONE;
+	pthread_mutex_lock(&W.lock);
+	if (dir->wd >= 0) {
+		pthread_mutex_unlock(&W.lock);
+		return VR_WATCH_ALREADY;
+	}
+	gint64 dev = (gint64)dir->dev;
+	int ok = GPOINTER_TO_INT(g_hash_table_lookup(W.fs_ok, &dev));
+	if (!ok) {
+		struct statfs sf;
+		ok = fstatfs(dir->fd, &sf) == 0 && fs_reports_all_changes((unsigned long)sf.f_type) ? 1 : 2;
+		gint64 *key = g_new(gint64, 1);
+		*key = dev;
+		g_hash_table_insert(W.fs_ok, key, GINT_TO_POINTER(ok));
+	}
+	VrWatchResult r = VR_WATCH_NONE;
+	if (ok == 1) {
+		char proc[64];
+		vr_proc_path(proc, dir->fd);
+		int wd = inotify_add_watch(W.ifd, proc, WATCH_MASK);
+		if (wd >= 0) {
+			dir->wd = wd;
+			g_hash_table_insert(W.wds, GINT_TO_POINTER(wd), dir);
+			atomic_store(&dir->watched, true);
+			r = VR_WATCH_NEW;
+		}
+	}
+	pthread_mutex_unlock(&W.lock);
+	return r;
+}
+
+void vr_watch_forget(VrInode *dir)
+{
+	if (!W.enabled)
+		return;
+	pthread_mutex_lock(&W.lock);
+	if (dir->wd >= 0 && g_hash_table_lookup(W.wds, GINT_TO_POINTER(dir->wd)) == dir) {
+		/* inotify has one watch per host inode: a newer VrInode of the
+		 * same directory may own it now, and then it stays. */
+		g_hash_table_remove(W.wds, GINT_TO_POINTER(dir->wd));
+		inotify_rm_watch(W.ifd, dir->wd);
+	}
+	dir->wd = -1;
+	atomic_store(&dir->watched, false);
+	pthread_mutex_unlock(&W.lock);
+}
+
+double vr_watch_entry_timeout(VrInode *parent)
+{
+	return atomic_load(&parent->watched) ? VR_WATCHED_TIMEOUT : vr_view->opts->entry_timeout;
+}
+
+double vr_watch_negative_timeout(VrInode *parent)
+{
+	/* After a queue overflow every known entry is dropped, and with a
+	 * directory's entry the kernel drops the misses cached inside it; the
+	 * root has no entry, so its misses keep the short timeout. */
+	if (parent == &vr_view->root)
+		return vr_view->opts->entry_timeout;
+	return vr_watch_entry_timeout(parent);
+}
+
+double vr_watch_attr_timeout(VrInode *inode, const struct stat *st)
+{
+	/* A directory's own watch reports changes to it; a file's changes
+	 * are reported to the watch of the directory it was changed through,
+	 * which for a file with other names may be one nobody watches. */
+	bool fresh = S_ISDIR(st->st_mode) ? atomic_load(&inode->watched)
+	                                   : atomic_load(&inode->attr_watched) && st->st_nlink == 1;
+	return fresh ? VR_WATCHED_TIMEOUT : vr_view->opts->attr_timeout;
+}
+
+/* --- the thread --- */
+
+typedef struct {
+	GHashTable *entries;   /* "parent-id/name" → Entry */
+	GHashTable *inodes;    /* node id → GINT(1 attributes, 2 attributes and pages) */
+	bool all;
+} Batch;
+
+typedef struct {
+	fuse_ino_t parent;
+	char *name;
+} Entry;
+
+static void entry_free(gpointer p)
+{
+	Entry *e = p;
+	g_free(e->name);
+	g_free(e);
+}
+
+static void batch_entry(Batch *b, fuse_ino_t parent, const char *name)
+{
+	char *key = g_strdup_printf("%" G_GUINT64_FORMAT "/%s", (guint64)parent, name);
+	if (g_hash_table_contains(b->entries, key)) {
+		g_free(key);
+		return;
+	}
+	Entry *e = g_new(Entry, 1);
+	e->parent = parent;
+	e->name = g_strdup(name);
+	g_hash_table_insert(b->entries, key, e);
+}
+
+static void batch_inode(Batch *b, fuse_ino_t ino, bool pages)
+{
+	int want = pages ? 2 : 1;
+	gpointer k = (gpointer)(uintptr_t)ino;
+	if (GPOINTER_TO_INT(g_hash_table_lookup(b->inodes, k)) < want)
+		g_hash_table_insert(b->inodes, k, GINT_TO_POINTER(want));
+}
+
+/* The cached inode a name of dir now leads to on the host, or NULL.
+ * Called with W.lock held (dir stays alive). */
+static VrInode *inode_at(VrInode *dir, const char *name, struct stat *st)
+{
+	if (fstatat(dir->fd, name, st, AT_SYMLINK_NOFOLLOW) < 0)
+		return NULL;
+	VrInode key = {.dev = st->st_dev, .ino = st->st_ino};
+	pthread_mutex_lock(&W.v->table_lock);
+	VrInode *i = g_hash_table_lookup(W.v->table, &key);
+	pthread_mutex_unlock(&W.v->table_lock);
+	return i;
+}
+
+/* A name that appeared in a directory where a handler is making one: seen
+ * again once the handler is done (at most HOLD_US later). */
+typedef struct {
+	int wd;
+	uint32_t mask;
+	gint64 since;
+	char name[];
+} Held;
+
+#define HOLD_US 100000
+static GPtrArray *held; /* Held*, watch thread only */
+
+static void hold(const struct inotify_event *ev, gint64 since)
+{
+	size_t len = strlen(ev->name) + 1;
+	Held *h = g_malloc(sizeof *h + len);
+	h->wd = ev->wd;
+	h->mask = ev->mask;
+	h->since = since;
+	memcpy(h->name, ev->name, len);
+	g_ptr_array_add(held, h);
+}
+
+static void handle_event_at(Batch *b, const struct inotify_event *ev, gint64 since);
+
+static void handle_event(Batch *b, const struct inotify_event *ev)
+{
+	handle_event_at(b, ev, 0);
+}
+
+/* Held names whose handler is done (or that waited long enough). */
+static void release_held(Batch *b)
+{
+	gint64 now = g_get_monotonic_time();
+	GPtrArray *again = held;
+	held = g_ptr_array_new_with_free_func(g_free);
+	for (guint k = 0; k < again->len; k++) {
+		Held *h = again->pdata[k];
+		struct {
+			struct inotify_event ev;
+			char name[NAME_MAX + 1];
+		} e;
+		e.ev.wd = h->wd;
+		e.ev.mask = h->mask;
+		e.ev.cookie = 0;
+		e.ev.len = (uint32_t)g_strlcpy(e.name, h->name, sizeof e.name) + 1;
+		handle_event_at(b, &e.ev, now - h->since >= HOLD_US ? -1 : h->since);
+	}
+	g_ptr_array_unref(again);
+}
+
+/* since: 0 for a new event, its first sighting for a held one, -1 to
+ * decide now whatever handlers are doing. */
+static void handle_event_at(Batch *b, const struct inotify_event *ev, gint64 since)
+{
+	if (ev->mask & IN_Q_OVERFLOW) {
+		atomic_fetch_add(&W.overflows, 1);
+		b->all = true;
+		return;
+	}
+	pthread_mutex_lock(&W.lock);
+	VrInode *dir = g_hash_table_lookup(W.wds, GINT_TO_POINTER(ev->wd));
+	if (!dir) {
+		pthread_mutex_unlock(&W.lock);
+		return;
+	}
+	fuse_ino_t dir_id = node_id(dir);
+	if (ev->mask & IN_IGNORED) {
+		/* The directory is gone (or its file system): nothing is left
+		 * in it to cache. */
+		g_hash_table_remove(W.wds, GINT_TO_POINTER(ev->wd));
+		dir->wd = -1;
+		atomic_store(&dir->watched, false);
+	} else if (ev->len == 0) {
+		if (ev->mask & IN_ATTRIB)
+			batch_inode(b, dir_id, false);
+	} else {
+		const char *name = ev->name;
+		struct stat st;
+		bool appeared = ev->mask & (IN_CREATE | IN_MOVED_TO);
+		if (appeared && since >= 0 && atomic_load(&dir->creating) > 0) {
+			pthread_mutex_unlock(&W.lock);
+			hold(ev, since ? since : g_get_monotonic_time());
+			return;
+		}
+		if (ev->mask & (IN_CREATE | IN_MOVED_TO | IN_DELETE | IN_MOVED_FROM)) {
+			/* A name came or went. When the host's name leads to the
+			 * inode the kernel was last given for it, the change was
+			 * made through the view and the kernel knows already. */
+			VrInode *i = inode_at(dir, name, &st);
+			bool known = false;
+			if (i) {
+				pthread_mutex_lock(&W.v->table_lock);
+				known = i->parent == dir && i->name && strcmp(i->name, name) == 0 &&
+				        i->nlookup > 0;
+				pthread_mutex_unlock(&W.v->table_lock);
+			}
+			if (!known || (ev->mask & (IN_DELETE | IN_MOVED_FROM)))
+				batch_entry(b, dir_id, name);
+		}
+		if (ev->mask & (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE)) {
+			VrInode *i = inode_at(dir, name, &st);
+			if (i)
+				batch_inode(b, node_id(i), (ev->mask & (IN_MODIFY | IN_CLOSE_WRITE)) != 0);
+		}
+	}
+	pthread_mutex_unlock(&W.lock);
+}
+
+/* After lost events: every entry and attribute the kernel may hold. */
+static void batch_everything(Batch *b)
+{
+	VrView *v = W.v;
+	pthread_mutex_lock(&v->table_lock);
+	GHashTableIter it;
+	gpointer key;
+	g_hash_table_iter_init(&it, v->table);
+	while (g_hash_table_iter_next(&it, &key, NULL)) {
+		VrInode *i = key;
+		batch_inode(b, node_id(i), true);
+		if (i != &v->root && i->parent && i->name)
+			batch_entry(b, node_id(i->parent), i->name);
+	}
+	pthread_mutex_unlock(&v->table_lock);
+}
+
+static void batch_send(Batch *b)
+{
+	struct fuse_session *se = W.v->se;
+	GHashTableIter it;
+	gpointer k, val;
+	g_hash_table_iter_init(&it, b->entries);
+	while (g_hash_table_iter_next(&it, NULL, &val) && !atomic_load(&W.stopping)) {
+		Entry *e = val;
+		/* ENOENT (the kernel holds no such entry) is the common answer. */
+		fuse_lowlevel_notify_inval_entry(se, e->parent, e->name, strlen(e->name));
+	}
+	g_hash_table_iter_init(&it, b->inodes);
+	while (g_hash_table_iter_next(&it, &k, &val) && !atomic_load(&W.stopping)) {
+		bool pages = GPOINTER_TO_INT(val) == 2;
+		fuse_lowlevel_notify_inval_inode(se, (fuse_ino_t)(uintptr_t)k, pages ? 0 : -1, 0);
+	}
+}
+
+static void *watch_main(void *arg)
+{
+	(void)arg;
+	char buf[64 * 1024] __attribute__((aligned(__alignof__(struct inotify_event))));
+	struct pollfd p[2] = {{.fd = W.ifd, .events = POLLIN}, {.fd = W.stopfd, .events = POLLIN}};
+	held = g_ptr_array_new_with_free_func(g_free);
+	while (!atomic_load(&W.stopping)) {
+		if (poll(p, 2, held->len ? 2 : -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[1].revents || atomic_load(&W.stopping))
+			break;
+		Batch b = {
+			.entries = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, entry_free),
+			.inodes = g_hash_table_new(NULL, NULL),
+		};
+		/* Drain what is queued now, then notify once per entry/inode. */
+		for (int rounds = 0; rounds < 64; rounds++) {
+			ssize_t n = read(W.ifd, buf, sizeof buf);
+			if (n <= 0)
+				break;
+			for (char *q = buf; q < buf + n;) {
+				const struct inotify_event *ev = (const struct inotify_event *)q;
+				handle_event(&b, ev);
+				q += sizeof *ev + ev->len;
+			}
+		}
+		release_held(&b);
+		if (b.all)
+			batch_everything(&b);
+		batch_send(&b);
+		g_hash_table_unref(b.entries);
+		g_hash_table_unref(b.inodes);
+	}
+	g_ptr_array_unref(held);
+	return NULL;
+}
+
+int vr_watch_start(void)
+{
+	if (!W.enabled)
+		return 0;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old); /* signals stay with the FUSE threads */
+	int r = pthread_create(&W.thread, NULL, watch_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	W.started = r == 0;
+	if (!W.started) {
+		/* Without the thread nobody would invalidate: no long timeouts. */
+		vr_log_errno(r, "cannot start the host watch thread; caching names for 1 s only");
+		pthread_mutex_lock(&W.lock);
+		W.enabled = false;
+		GHashTableIter it;
+		gpointer val;
+		g_hash_table_iter_init(&it, W.wds);
+		while (g_hash_table_iter_next(&it, NULL, &val))
+			atomic_store(&((VrInode *)val)->watched, false);
+		pthread_mutex_unlock(&W.lock);
+	}
+	return -r;
+}
+
+void vr_watch_stop(void)
+{
+	atomic_store(&W.stopping, true);
+	if (!W.started)
+		return;
+	uint64_t one = 1;
+	if (write(W.stopfd, &one, sizeof one) < 0) {
+		/* the flag alone stops it at its next wake-up */
+	}
+	/* A notification may wait for the directory lock of a request the
+	 * stopped loop will never answer: do not wait for it for ever; left
+	 * behind, the thread touches nothing once it sees "stopping". */
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 1;
+	if (pthread_timedjoin_np(W.thread, NULL, &ts) != 0) {
+		pthread_detach(W.thread);
+		W.abandoned = true;
+	}
+	W.started = false;
+}
+
+void vr_watch_free(void)
+{
+	pthread_mutex_lock(&W.lock);
+	W.enabled = false;
+	if (!W.abandoned) {
+		g_clear_pointer(&W.wds, g_hash_table_unref);
+		g_clear_pointer(&W.fs_ok, g_hash_table_unref);
+		if (W.ifd >= 0)
+			close(W.ifd);
+		if (W.stopfd >= 0)
+			close(W.stopfd);
+		W.ifd = W.stopfd = -1;
+	}
+	pthread_mutex_unlock(&W.lock);
+}
+
+uint64_t vr_watch_overflows(void)
+{
+	return atomic_load(&W.overflows);
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Long cache timeouts with host-change invalidation (fusefs/host-watch.c;
+# docs/view.md, Caching and staleness). Expected:
+# 1. caching: a listing repeated after the 1 s fallback timeout costs no
+#    lookups when the host watch is on (the unmount marker counts them);
+#    control: with the watch off (VR_VIEW_NO_WATCH=1) it costs them again;
+# 2. freshness, with the watch on and off: host edits to content, modes,
+#    ACLs, a name looked up as missing, a listed directory, a deleted file
+#    are seen inside within 5 s (with the watch on the kernel would otherwise
+#    keep them for an hour);
+# 3. a directory the host renames to a hidden name (.ssh/) is unreadable
+#    inside at once, through names the kernel still caches.
+. "$(dirname "$0")/../lib/libtest.sh"
+. "$(dirname "$0")/../lib/view-lib.sh"
+vr_require_fuse
+
+P="$T/project" M="$T/view"
+make_project() {
+	rm -rf "$P"
+	mkdir -p "$P/d/sub"
+	for i in $(seq -w 0 99); do echo "file $i" >"$P/d/f$i"; done
+	echo one >"$P/d/a.txt"
+	echo KEY >"$P/d/sub/key"
+}
+
+# lookups LOG — the lookup count of the unmount marker.
+lookups() { sed -n 's/.*"op":"unmount".*"lookups":\([0-9]*\).*/\1/p' "$1"; }
+
+# poll CMD... — true once CMD succeeds, within 5 s.
+poll() {
+	local i
+	for i in $(seq 1 100); do "$@" 2>/dev/null && return 0; sleep 0.05; done
+	return 1
+}
+
+for mode in watch nowatch; do
+	noWatch=0; [ "$mode" = nowatch ] && noWatch=1
+	# --- 1. caching ---
+	make_project
+	VR_VIEW_NO_WATCH=$noWatch vr_mount "$P" "$M" --audit "$T/$mode.jsonl" ||
+		vr_skip "cannot mount a FUSE view here"
+	ls -l "$M/d" >/dev/null
+	sleep 1.5 # past the 1 s fallback timeouts
+	ls -l "$M/d" >/dev/null
+	stat "$M"/d/f* >/dev/null
+	vr_unmount
+	n=$(lookups "$T/$mode.jsonl")
+	echo "$mode: $n lookups for two listings of 102 names"
+	if [ "$mode" = watch ]; then
+		vr_check "watch: the second listing is served from the kernel's cache ($n lookups)" \
+			test "${n:-999}" -lt 140
+	else
+		vr_check "control, no watch: the second listing looks the names up again ($n lookups)" \
+			test "${n:-0}" -ge 200
+	fi
+
+	# --- 2. freshness ---
+	make_project
+	VR_VIEW_NO_WATCH=$noWatch vr_mount "$P" "$M" || vr_skip "cannot mount a FUSE view here"
+	cat "$M/d/a.txt" >/dev/null; stat "$M/d/a.txt" >/dev/null
+	test -e "$M/d/new.txt" || true   # a cached miss
+	ls "$M/d" >/dev/null             # a cached listing
+	stat "$M/d/f00" >/dev/null
+	echo two >>"$P/d/a.txt"
+	vr_check "$mode: appended content is seen" poll grep -q two "$M/d/a.txt"
+	chmod 600 "$P/d/a.txt"
+	vr_check "$mode: a mode change is seen" poll sh -c "test \"\$(stat -c %a '$M/d/a.txt')\" = 600"
+	echo new >"$P/d/new.txt"
+	vr_check "$mode: a name looked up as missing appears" poll test -e "$M/d/new.txt"
+	vr_check "$mode: the listing shows it" poll sh -c "ls '$M/d' | grep -qx new.txt"
+	rm "$P/d/f00"
+	vr_check "$mode: a deleted file goes" poll sh -c "! test -e '$M/d/f00'"
+	getfacl -c "$M/d/a.txt" >/dev/null 2>&1 || true # cached by the kernel
+	if command -v setfacl >/dev/null && setfacl -m u:65533:r "$P/d/a.txt" 2>/dev/null; then
+		vr_check "$mode: an ACL change is seen" poll sh -c "getfacl -c '$M/d/a.txt' | grep -q 65533"
+	fi
+
+	# --- 3. a directory renamed to a hidden name ---
+	cat "$M/d/sub/key" >/dev/null
+	mv "$P/d/sub" "$P/d/.ssh"
+	vr_check_not "$mode: the renamed directory's file is unreadable at once" grep -qs KEY "$M/d/sub/key"
+	vr_check_not "$mode: and not listed" sh -c "ls '$M/d/sub' 2>/dev/null | grep -q key"
+	vr_check_not "$mode: nor under the hidden name" grep -qs KEY "$M/d/.ssh/key"
+	vr_unmount
+done
+view_done
