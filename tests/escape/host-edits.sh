@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Host edits racing the view's caches (docs/view.md, Caching and staleness:
-# names are seen after at most the entry timeout, 1 s by default). During a
+# opens through a stale entry get ESTALE and a fresh lookup; names are seen
+# after at most the entry timeout, 1 s by default, where nothing watches the
+# directory, at once where the host watch does). During a
 # run, the host renames a visible file a.txt to .env and creates .env.local.
 # Expected: from bound + 1 s after the host's change on, opening the file
 # inside under its old name (a.txt) or the new one (.env) is refused, and
