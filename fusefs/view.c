@@ -1,5 +1,6 @@
 /* The view's life: options, the session (mount, loop, unmount) and the
  * kernel connection settings. The operations live in ops-*.c. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -233,6 +234,13 @@ int vr_view_run(const VrViewOptions *opts)
 		vr_log_errno(-ret, "cannot report readiness");
 		goto out_unmount;
 	}
+
+	/* fuse_session_loop_mt ends its workers with pthread_cancel, for which
+	 * glibc loads libgcc_s on first use: load it now, while the sandbox is
+	 * being set up, rather than at the end of the run, which waits for us. */
+	void *gcc_s = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NODELETE);
+	if (gcc_s)
+		dlclose(gcc_s);
 
 	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
 	fuse_loop_cfg_set_clone_fd(cfg, 0);
