@@ -33,7 +33,10 @@ gen() {
 	printf 'SECRET=bench\n' >"$root/.env"
 	git -C "$root" init -q
 	git -C "$root" -c user.name=b -c user.email=b@e add -A . >/dev/null
-	git -C "$root" -c user.name=b -c user.email=b@e commit -qm bench
+	git -C "$root" -c user.name=b -c user.email=b@e -c gc.auto=0 commit -qm bench
+	# Pack now: an automatic gc detached after the commit would rewrite
+	# .git while the first workloads run.
+	git -C "$root" gc -q
 }
 echo "generating $FILES files…" >&2
 gen "$W/tree"
