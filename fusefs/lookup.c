@@ -124,6 +124,28 @@ void vr_present_attr(struct stat *st)
 		st->st_gid = o->present_gid;
 }
 
+/* The parent of rel's last name, one component at a time (paths longer than
+ * PATH_MAX, which openat2 refuses): each step refuses a symlink. */
+static int walk_parent(const char *rel, int *ret_fd, const char **ret_name)
+{
+	const char *slash = strrchr(rel, '/');
+	*ret_name = slash ? slash + 1 : rel;
+	int fd = fcntl(vr_view->root.fd, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return -errno;
+	g_auto(GStrv) parts = g_strsplit(rel, "/", -1);
+	for (guint k = 0; parts[k] && parts[k + 1]; k++) {
+		int next = openat(fd, parts[k], O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+		int err = errno;
+		close(fd);
+		if (next < 0)
+			return -err;
+		fd = next;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
 bool vr_inode_still_named(VrInode *inode)
 {
 	if (inode == &vr_view->root)
@@ -134,6 +156,8 @@ bool vr_inode_still_named(VrInode *inode)
 	int r = vr_resolve_parent(vr_view->root.fd, rel, &dfd, &name);
 	if (r == -EAGAIN)  /* openat2 saw a rename race: once more */
 		r = vr_resolve_parent(vr_view->root.fd, rel, &dfd, &name);
+	if (r == -ENAMETOOLONG)
+		r = walk_parent(rel, &dfd, &name);
 	if (r < 0)
 		return false;
 	struct stat st;
