@@ -131,6 +131,16 @@ void vr_inode_forget(VrInode *inode, uint64_t n)
 		inode_free(inode);
 }
 
+void vr_inode_pin(VrInode *inode)
+{
+	VrView *v = vr_view;
+	if (inode == &v->root)
+		return; /* never forgotten */
+	pthread_mutex_lock(&v->table_lock);
+	inode->nlookup++;
+	pthread_mutex_unlock(&v->table_lock);
+}
+
 char *vr_inode_relpath(VrInode *inode)
 {
 	pthread_mutex_lock(&vr_view->table_lock);

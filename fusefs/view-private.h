@@ -88,6 +88,9 @@ void vr_inode_table_free(VrView *v);
  * existing inode is reused), bumps nlookup, records relpath/decision. */
 VrInode *vr_inode_intern(int fd, const struct stat *st, const char *relpath, VrDecision decision);
 void vr_inode_forget(VrInode *inode, uint64_t n);
+/* One more reference, dropped with vr_inode_forget(inode, 1): keeps an
+ * inode alive past the reply, after which the kernel may forget it. */
+void vr_inode_pin(VrInode *inode);
 char *vr_inode_relpath(VrInode *inode);          /* copy, g_free it */
 VrDecision vr_inode_decision(VrInode *inode);
 /* After a rename through the view: the moved object and, for a directory,
@@ -127,15 +130,19 @@ uint64_t vr_watch_overflows(void);
 /* While a handler makes a name in dir, the host watch holds back what it
  * sees appear there until the reply is out (then the kernel knows the entry
  * and nothing needs invalidating): VR_CREATING(dir); at the top of the
- * handler's part that creates, ended when the handler returns. */
+ * handler's part that creates, ended when the handler returns — after the
+ * reply, when a FORGET may already have dropped the kernel's last
+ * reference: so dir is pinned until then. */
 static inline VrInode *vr_creating_begin(VrInode *dir)
 {
+	vr_inode_pin(dir);
 	atomic_fetch_add(&dir->creating, 1);
 	return dir;
 }
 static inline void vr_creating_end(VrInode **dir)
 {
 	atomic_fetch_sub(&(*dir)->creating, 1);
+	vr_inode_forget(*dir, 1);
 }
 #define VR_CREATING(dir) \
 	__attribute__((cleanup(vr_creating_end), unused)) VrInode *vr_creating_ = vr_creating_begin(dir)
