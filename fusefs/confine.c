@@ -7,6 +7,7 @@
  * others, changing mounts or namespaces, loading kernel code, and typing
  * into the terminal their stderr may be. */
 #include "confine.h"
+#include "log.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -109,5 +110,13 @@ int vr_confine_apply(VrLandlock *ll, unsigned flags)
 	int r = vr_landlock_enforce(ll); /* sets no_new_privs first */
 	if (r < 0)
 		return r;
-	return vr_confine_seccomp(flags);
+	r = vr_confine_seccomp(flags);
+	/* No seccomp() at all (valgrind does not emulate it; a kernel without
+	 * CONFIG_SECCOMP_FILTER could not start a sandbox anyway): best
+	 * effort, like Landlock. Any other failure is one. */
+	if (r == -EOPNOTSUPP || r == -ENOSYS) {
+		vr_debug("seccomp is not available here: no filter on this process");
+		return 0;
+	}
+	return r;
 }
