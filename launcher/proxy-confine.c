@@ -2,10 +2,10 @@
  * docs/SECURITY.md): it parses HTTP and SOCKS requests from the agent, so
  * after this a bug there reaches no more than a resolver needs. Landlock
  * lets it read only the resolver's configuration (/etc/resolv.conf, hosts,
- * nsswitch.conf, gai.conf, host.conf, services, protocols, ld.so.cache)
- * and the shared libraries glibc's NSS loads on the first lookup; it
- * writes nowhere (its audit goes to descriptors it already holds). The
- * seccomp deny-list is the view daemon's (fusefs/confine.c). */
+ * nsswitch.conf, gai.conf, host.conf, services, protocols, ld.so.cache),
+ * the shared libraries glibc's NSS loads on the first lookup, and its own
+ * /proc/PID; it writes nowhere (its audit goes to descriptors it already
+ * holds). The seccomp deny-list is the view daemon's (fusefs/confine.c). */
 #include "proxy-private.h"
 
 #include "confine.h"
@@ -27,6 +27,10 @@ int vr_proxy_confine(void)
 		r = vr_landlock_allow_path(&ll, resolver_files[i], VR_LL_FS_READ_FILE);
 	for (size_t i = 0; r == 0 && i < G_N_ELEMENTS(library_dirs); i++)
 		r = vr_landlock_allow_path(&ll, library_dirs[i], VR_LL_FS_READ);
+	/* Its own /proc/PID (resolved now) and nothing else of /proc: glib
+	 * and the sanitizers' leak check read their own maps and tasks. */
+	if (r == 0)
+		r = vr_landlock_allow_path(&ll, "/proc/self", VR_LL_FS_READ);
 	if (r < 0) {
 		vr_landlock_abandon(&ll);
 		return vr_log_errno(-r, "proxy: cannot build its Landlock ruleset");
