@@ -217,7 +217,12 @@ static void vr_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (f->redacted) {
 		size_t n = (size_t)off >= f->redacted_len ? 0 : MIN(size, f->redacted_len - (size_t)off);
 		atomic_fetch_add(&f->bytes_read, n);
-		fuse_reply_buf(req, n ? f->redacted + off : NULL, n);
+		/* From a copy: once the kernel has the reply, the agent's close
+		 * may release f (another thread frees f->redacted) while this
+		 * one is still returning from writev, where ASan checks the
+		 * buffer after the call and would report a use after free. */
+		g_autofree char *copy = n ? g_memdup2(f->redacted + off, n) : NULL;
+		fuse_reply_buf(req, copy, n);
 		return;
 	}
 	/* Spliced: the data goes from the host file to /dev/fuse without

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "audit-out.h"
+#include "confine.h"
 #include "fd-util.h"
 #include "journal.h"
 #include "log.h"
@@ -172,23 +173,6 @@ int vr_view_run(const VrViewOptions *opts)
 	vr_content_scan_init(&v);
 	g_hash_table_add(v.table, &v.root);
 
-	run_id = opts->run_id ? g_strdup(opts->run_id) : make_run_id();
-	atomic_store(&audit_failed, false);
-	atomic_store(&audit_stop_se, NULL);
-	audit_stop_by_signal = opts->foreground_signals;
-	vr_audit_out_set_stop_hook(stop_for_audit);
-	ret = vr_audit_start(opts, run_id);
-	if (ret < 0)
-		goto out_table;
-
-	/* Before serving, so a self-confined daemon needs no inotify_init. */
-	vr_watch_init(&v);
-
-	ret = vr_journal_start(opts->journal_dir_fd, opts->journal_max_size, rootfd, opts->project,
-	                       run_id);
-	if (ret < 0)
-		goto out_audit;
-
 	ops.init = vr_ll_init;
 	vr_ops_dir(&ops);
 	vr_ops_file(&ops);
@@ -209,7 +193,7 @@ int vr_view_run(const VrViewOptions *opts)
 	fuse_opt_free_args(&args);
 	if (!v.se) {
 		ret = vr_log_errno(EINVAL, "cannot start the FUSE session");
-		goto out_audit;
+		goto out_table;
 	}
 	if (opts->foreground_signals && fuse_set_signal_handlers(v.se) != 0) {
 		ret = vr_log_errno(EIO, "cannot install signal handlers");
@@ -219,6 +203,31 @@ int vr_view_run(const VrViewOptions *opts)
 		ret = vr_log_errno(EIO, "cannot mount the view on %s", opts->mountpoint);
 		goto out_signals;
 	}
+	/* fuse_session_loop_mt ends its workers with pthread_cancel, for which
+	 * glibc loads libgcc_s on first use: load it now, while the sandbox is
+	 * being set up, rather than at the end of the run, which waits for us —
+	 * and before confining, which leaves the library directories unreadable. */
+	void *gcc_s = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NODELETE);
+	if (gcc_s)
+		dlclose(gcc_s);
+	/* The watch's inotify and eventfd descriptors, then confined before
+	 * any thread starts (confine.h); the audit writer and the journal open
+	 * what they need after it. */
+	vr_watch_init(&v);
+	ret = vr_view_confine(&v);
+	if (ret < 0)
+		goto out_unmount;
+	run_id = opts->run_id ? g_strdup(opts->run_id) : make_run_id();
+	atomic_store(&audit_failed, false);
+	atomic_store(&audit_stop_se, NULL);
+	audit_stop_by_signal = opts->foreground_signals;
+	vr_audit_out_set_stop_hook(stop_for_audit);
+	ret = vr_audit_start(opts, run_id);
+	if (ret == 0)
+		ret = vr_journal_start(opts->journal_dir_fd, opts->journal_max_size, rootfd, opts->project,
+		                       run_id);
+	if (ret < 0)
+		goto out_unmount;
 	marker("mount", 0);
 	atomic_store(&audit_stop_se, v.se);
 	/* What is queued (the mount marker, the run's first records) is in
@@ -234,13 +243,6 @@ int vr_view_run(const VrViewOptions *opts)
 		vr_log_errno(-ret, "cannot report readiness");
 		goto out_unmount;
 	}
-
-	/* fuse_session_loop_mt ends its workers with pthread_cancel, for which
-	 * glibc loads libgcc_s on first use: load it now, while the sandbox is
-	 * being set up, rather than at the end of the run, which waits for us. */
-	void *gcc_s = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NODELETE);
-	if (gcc_s)
-		dlclose(gcc_s);
 
 	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
 	fuse_loop_cfg_set_clone_fd(cfg, 0);
@@ -262,14 +264,15 @@ out_unmount:
 	/* In the caller's private namespace a dead mount (ENOTCONN) is safer
 	 * than none: nothing can bind the project under it any more. */
 	if (!(vr_view_audit_failed() && opts->audit_keep_mount))
-		fuse_session_unmount(v.se);
+		vr_view_unmount(v.se);
+	else
+		vr_view_keep_mount();
 	marker("unmount", atomic_load(&v.n_lookups));
 out_signals:
 	if (opts->foreground_signals)
 		fuse_remove_signal_handlers(v.se);
 out_session:
 	fuse_session_destroy(v.se);
-out_audit:
 	vr_journal_stop(); /* after the unmount: no op can race the final records */
 	vr_files_close_all(&v); /* before the writer stops: their close events */
 	vr_audit_stop();

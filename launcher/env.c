@@ -6,6 +6,7 @@
 #include <fnmatch.h>
 #include <string.h>
 
+#include "dotenv.h"
 #include "log.h"
 
 static const char *const default_allow[] = {
@@ -23,56 +24,14 @@ gboolean vr_env_allowed(const char *name, GPtrArray *extra)
 	return FALSE;
 }
 
-/* A dotenv value: optional `export `, quotes ('…' literal, "…" with \n \" \\). */
-static char *dotenv_value(const char *v)
-{
-	while (*v == ' ' || *v == '\t')
-		v++;
-	if (*v == '\'') {
-		const char *end = strchr(v + 1, '\'');
-		return g_strndup(v + 1, end ? (gsize)(end - v - 1) : strlen(v + 1));
-	}
-	if (*v == '"') {
-		GString *s = g_string_new(NULL);
-		for (v++; *v && *v != '"'; v++) {
-			if (*v == '\\' && v[1]) {
-				v++;
-				g_string_append_c(s, *v == 'n' ? '\n' : *v);
-			} else {
-				g_string_append_c(s, *v);
-			}
-		}
-		return g_string_free(s, FALSE);
-	}
-	/* unquoted: up to an inline comment, trailing blanks trimmed */
-	const char *hash = strstr(v, " #");
-	g_autofree char *raw = hash ? g_strndup(v, hash - v) : g_strdup(v);
-	return g_strdup(g_strchomp(raw));
-}
-
 static gboolean load_env_file(GHashTable *env, const char *file, const char *vars, GError **error)
 {
 	g_autofree char *data = NULL;
 	if (!g_file_get_contents(file, &data, NULL, error))
 		return FALSE;
 	g_autoptr(GHashTable) found = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-	g_auto(GStrv) lines = g_strsplit(data, "\n", -1);
-	for (int n = 0; lines[n]; n++) {
-		char *line = g_strstrip(lines[n]);
-		if (!*line || *line == '#')
-			continue;
-		if (g_str_has_prefix(line, "export "))
-			line = g_strchug(line + 7);
-		char *eq = strchr(line, '=');
-		if (!eq) {
-			g_set_error(error, VR_CLI_ERROR, VR_CLI_ERROR_BAD_VALUE,
-			            "%s:%d: expected NAME=VALUE", file, n + 1);
-			return FALSE;
-		}
-		*eq = '\0';
-		g_strchomp(line);
-		g_hash_table_replace(found, g_strdup(line), dotenv_value(eq + 1));
-	}
+	if (!vr_dotenv_parse(data, file, found, error))
+		return FALSE;
 	if (!vars) {
 		GHashTableIter it;
 		gpointer k, v;

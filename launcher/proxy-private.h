@@ -55,3 +55,6 @@ void proxy_relay(ProxyConn *c, GSocketConnection *client, GInputStream *client_i
 /* Protocol front ends, run in a worker thread for one accepted client. */
 void proxy_http_handle(VrProxy *proxy, GSocketConnection *client);
 void proxy_socks_handle(VrProxy *proxy, GSocketConnection *client);
+
+/* proxy-confine.c: no_new_privs, Landlock, seccomp; before serving. 0 or -errno (logged). */
+int vr_proxy_confine(void);

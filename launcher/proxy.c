@@ -341,6 +341,8 @@ static gboolean on_quit_signal(gpointer data)
 
 static int serve(const VrProxyOptions *opts, int http_fd, int socks_fd)
 {
+	if (vr_proxy_confine() < 0)
+		return -EPERM;
 	g_autoptr(GError) error = NULL;
 	VrProxy proxy = {.opts = opts, .resolver = g_resolver_get_default()};
 	g_mutex_init(&proxy.audit_lock);

@@ -91,6 +91,8 @@ static _Noreturn void run_child(const VrSandboxSpec *spec)
 		vr_die(VR_EXIT_ERROR, "cannot close inherited descriptors");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		vr_die(VR_EXIT_ERROR, "no_new_privs: %s", strerror(errno));
+	if ((r = vr_sandbox_landlock_scope()) < 0)
+		vr_die(VR_EXIT_ERROR, "cannot apply the Landlock scopes: %s", strerror(-r));
 	if ((r = vr_sandbox_load_seccomp(spec->allow_userns)) < 0)
 		vr_die(VR_EXIT_ERROR, "cannot load the seccomp filter: %s", strerror(-r));
 	exec_command(spec);

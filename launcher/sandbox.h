@@ -69,3 +69,6 @@ int vr_sandbox_keep_only_kill(void);
 int vr_sandbox_limit_nofile(void);
 /* sandbox-seccomp.c: load the filter (native + compat ABIs). 0 or -errno. */
 int vr_sandbox_load_seccomp(bool allow_userns);
+/* sandbox-landlock.c: Landlock scopes (abstract unix sockets, signals) where
+ * the kernel has ABI >= 6; a no-op before. Needs no_new_privs. 0 or -errno. */
+int vr_sandbox_landlock_scope(void);

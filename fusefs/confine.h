@@ -1,0 +1,38 @@
+/* Self-confinement of vault-run's own processes that parse what the agent
+ * sends: the view daemons (fusefs/view-confine.c) and the network proxy
+ * (launcher/proxy-confine.c). Each first opens everything it will need,
+ * then calls vr_confine_apply() once, while it is still single-threaded:
+ * no_new_privs, a Landlock ruleset (best effort, common/landlock.h) and a
+ * seccomp deny-list that is loaded for every thread. */
+#pragma once
+#include <stdbool.h>
+#include "landlock.h"
+
+enum {
+	/* umount/umount2 return 0 without acting instead of EPERM: libfuse's
+	 * own unmount at exit then stays quiet, and the unmount keeper forked
+	 * before confinement does the real one (view-confine.c). */
+	VR_CONFINE_UMOUNT_NOOP = 1 << 0,
+};
+
+/* Loads the seccomp deny-list (native and compat ABIs, all threads).
+ * 0 or -errno. */
+int vr_confine_seccomp(unsigned flags);
+
+/* no_new_privs, then ll enforced (if the kernel has Landlock), then the
+ * seccomp filter. ll is consumed. 0 or -errno (logged by the caller). */
+int vr_confine_apply(VrLandlock *ll, unsigned flags);
+
+struct fuse_session;
+struct VrView;
+/* The view daemon: after mounting, before any thread starts. Forks the
+ * unmount keeper, then confines the daemon to the project, the journal,
+ * the audit log's directory and /proc (read-only). 0 or -errno (logged). */
+int vr_view_confine(struct VrView *v);
+/* Replaces fuse_session_unmount(): closes the FUSE device, then has the
+ * keeper unmount and waits for it. Without a keeper, fuse_session_unmount. */
+void vr_view_unmount(struct fuse_session *se);
+/* Instead of vr_view_unmount (--audit-fail closed with keep-mount): the
+ * keeper leaves without unmounting; the mount stays, dead, once the
+ * session's device is closed. */
+void vr_view_keep_mount(void);

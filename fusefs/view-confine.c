@@ -1,0 +1,164 @@
+/* The view daemon confines itself once it has mounted (docs/SECURITY.md,
+ * "The daemon confines itself"). It parses every request the agent makes
+ * with the user's full rights; after this a bug in that parsing reaches no
+ * more than the daemon needs: the project (through its root fd), the undo
+ * journal, the audit log's directory, and /proc read-only (/proc/self/fd/N paths
+ * to its own O_PATH fds, /proc/PID/{comm,status} for audit records,
+ * /proc/sys/fs/pipe-max-size for libfuse's splice pipes). inotify watches
+ * on /proc/self/fd/N keep working: Landlock does not mediate inotify, and
+ * the path walk through /proc is allowed.
+ *
+ * Landlock forbids unmounting, and the seccomp filter refuses it too, so
+ * the unmount at the end is done by a keeper: a child forked before the
+ * confinement that only waits for the daemon to close its end of a pipe
+ * (at the end of the run, or when the daemon dies, even by SIGKILL) and
+ * then detaches the mount (umount2, or fusermount3 -u when unprivileged). */
+#include "confine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "view-private.h"
+
+static struct {
+	pid_t pid;      /* the keeper, or 0 */
+	int fd;         /* our end of its pipe: closing it says "unmount now" */
+} K = {0, -1};
+
+static _Noreturn void keeper_main(int wait_fd, int fuse_fd, const char *mountpoint)
+{
+	/* Terminal signals hit the daemon's whole process group; the keeper
+	 * must outlive the daemon to unmount after it. */
+	static const int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU};
+	for (size_t i = 0; i < G_N_ELEMENTS(ignored); i++)
+		signal(ignored[i], SIG_IGN);
+	/* Holding the FUSE device would keep the connection alive; holding
+	 * anything else would keep it from its owner's EOF. */
+	close(fuse_fd);
+	if (wait_fd != 3 && dup2(wait_fd, 3) < 0)
+		_exit(1);
+	close_range(4, ~0U, 0);
+	char c = 0;
+	while (read(3, &c, 1) < 0 && errno == EINTR)
+		;
+	if (c == 'k')
+		_exit(0); /* vr_view_keep_mount(): leave it mounted (dead) */
+	if (umount2(mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW) == 0 || errno != EPERM)
+		_exit(0);
+	/* Mounted through the setuid helper: unmount through it. */
+	execlp("fusermount3", "fusermount3", "-u", "-q", "-z", "--", mountpoint, (char *)NULL);
+	_exit(1);
+}
+
+static int start_keeper(struct fuse_session *se, const char *mountpoint)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(p[0]);
+		close(p[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		close(p[1]);
+		keeper_main(p[0], fuse_session_fd(se), mountpoint);
+	}
+	close(p[0]);
+	K.pid = pid;
+	K.fd = p[1];
+	return 0;
+}
+
+/* The audit log lives in a directory the daemon rotates it in (LOG →
+ * LOG.N, a new LOG): writing, creating, renaming and removing files there.
+ * The run's log is in vault-run's state directory (audit_dir_fd); the log
+ * of `vault-run mount --audit FILE` in FILE's directory, which the audit
+ * writer opens after the confinement. */
+#define AUDIT_DIR_RIGHTS \
+	(VR_LL_FS_READ_FILE | VR_LL_FS_READ_DIR | VR_LL_FS_WRITE_FILE | VR_LL_FS_TRUNCATE | \
+	 VR_LL_FS_MAKE_REG | VR_LL_FS_REMOVE_FILE)
+
+static int allow_audit(VrLandlock *ll, const VrViewOptions *o)
+{
+	if (o->audit_fd >= 0)
+		return o->audit_dir_fd >= 0 ? vr_landlock_allow_fd(ll, o->audit_dir_fd, AUDIT_DIR_RIGHTS) : 0;
+	if (!o->audit_path || strcmp(o->audit_path, "-") == 0 || strcmp(o->audit_path, "syslog") == 0)
+		return 0;
+	g_autofree char *dir = g_path_get_dirname(o->audit_path);
+	return vr_landlock_allow_path(ll, dir, AUDIT_DIR_RIGHTS);
+}
+
+int vr_view_confine(VrView *v)
+{
+	const VrViewOptions *o = v->opts;
+	VrLandlock ll;
+	int r = vr_landlock_begin(&ll, VR_LL_FS_ALL, true,
+	                          VR_LL_SCOPE_ABSTRACT_UNIX_SOCKET | VR_LL_SCOPE_SIGNAL);
+	if (r < 0)
+		return vr_log_errno(-r, "cannot create the view daemon's Landlock ruleset");
+	/* Everything but running programs, beneath the project and the journal. */
+	const uint64_t rw = VR_LL_FS_ALL & ~VR_LL_FS_EXECUTE;
+	r = vr_landlock_allow_fd(&ll, v->root.fd, rw);
+	if (r == 0 && o->journal_dir_fd >= 0)
+		r = vr_landlock_allow_fd(&ll, o->journal_dir_fd, rw);
+	if (r == 0)
+		r = vr_landlock_allow_path(&ll, "/proc", VR_LL_FS_READ);
+	if (r == 0)
+		r = allow_audit(&ll, o);
+	if (r < 0) {
+		vr_landlock_abandon(&ll);
+		return vr_log_errno(-r, "cannot build the view daemon's Landlock ruleset");
+	}
+	if ((r = start_keeper(v->se, o->mountpoint)) < 0) {
+		vr_landlock_abandon(&ll);
+		return vr_log_errno(-r, "cannot start the unmount helper");
+	}
+	if ((r = vr_confine_apply(&ll, VR_CONFINE_UMOUNT_NOOP)) < 0)
+		return vr_log_errno(-r, "the view daemon cannot confine itself (no_new_privs, Landlock, seccomp)");
+	if (ll.abi == 0)
+		vr_debug("Landlock is not available: the view daemon runs with seccomp and no_new_privs only");
+	return 0;
+}
+
+static void keeper_finish(char say)
+{
+	if (K.pid <= 0)
+		return;
+	if (say)
+		(void)!write(K.fd, &say, 1);
+	close(K.fd);
+	K.fd = -1;
+	/* A lazy unmount does not wait for anyone; bounded all the same. */
+	for (int i = 0; i < 2000; i++) {
+		pid_t r = waitpid(K.pid, NULL, WNOHANG);
+		if (r == K.pid || (r < 0 && errno != EINTR))
+			break;
+		struct timespec ts = {0, 5 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+	K.pid = 0;
+}
+
+void vr_view_unmount(struct fuse_session *se)
+{
+	/* Closes the device (the connection ends: the keeper holds no copy);
+	 * its umount2 is a no-op under the filter. */
+	fuse_session_unmount(se);
+	keeper_finish(0);
+}
+
+void vr_view_keep_mount(void)
+{
+	keeper_finish('k');
+}
