@@ -15,7 +15,9 @@ if [ "${VR_AUDITFULL_INNER:-}" != 1 ]; then
 	vr_is_host_root || vr_skip "mounting a small tmpfs needs host root"
 	vr_require_cmd unshare python3 timeout
 	vr_require_sandbox
-	VR_AUDITFULL_INNER=1 exec unshare -m --propagation private bash "$0"
+	# Not exec: this shell's EXIT trap removes its own $T afterwards.
+	VR_AUDITFULL_INNER=1 unshare -m --propagation private bash "$0"
+	exit $?
 fi
 SMALL="$T/small"
 mkdir -p "$SMALL"

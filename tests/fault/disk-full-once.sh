@@ -11,8 +11,9 @@ if [ "${VR_DISKFULL_INNER:-}" != 1 ]; then
 	vr_is_host_root || vr_skip "mounting a small tmpfs needs host root"
 	vr_require_cmd unshare python3
 	vr_require_sandbox
-	# The test's own $T goes with this shell; the inner run makes its own.
-	VR_DISKFULL_INNER=1 exec unshare -m --propagation private bash "$0"
+	# Not exec: this shell's EXIT trap removes its own $T afterwards.
+	VR_DISKFULL_INNER=1 unshare -m --propagation private bash "$0"
+	exit $?
 fi
 mkdir -p "$T/small"
 mount -t tmpfs -o size=1m,mode=0755 vr-diskfull "$T/small" || vr_skip "cannot mount a tmpfs here"

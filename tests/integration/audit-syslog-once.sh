@@ -12,7 +12,9 @@ if [ "${VR_AUDITSYSLOG_INNER:-}" != 1 ]; then
 	vr_is_host_root || vr_skip "a /dev of its own needs host root"
 	vr_require_cmd unshare python3
 	vr_require_sandbox
-	VR_AUDITSYSLOG_INNER=1 exec unshare -m --propagation private bash "$0"
+	# Not exec: this shell's EXIT trap removes its own $T afterwards.
+	VR_AUDITSYSLOG_INNER=1 unshare -m --propagation private bash "$0"
+	exit $?
 fi
 # A /dev like the host's (its nodes bound in) plus our /dev/log.
 mkdir -p "$T/olddev"
