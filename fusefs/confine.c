@@ -8,6 +8,7 @@
  * into the terminal their stderr may be. */
 #include "confine.h"
 #include "log.h"
+#include "seccomp-util.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -30,39 +31,12 @@
 #define VR_CONFINE_PTRACE SCMP_SYS(ptrace),
 #endif
 
-static int deny(scmp_filter_ctx ctx, int err, int nr, unsigned nargs, const struct scmp_arg_cmp *arg)
-{
-	if (nr == __NR_SCMP_ERROR)
-		return 0;
-	int r = nargs ? seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(err), nr, nargs, arg)
-	              : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(err), nr, 0);
-	/* -EDOM/-EINVAL: no such syscall on one of the ABIs; nothing to filter */
-	return r == -EDOM || r == -EINVAL ? 0 : r;
-}
-
-static int add_compat_arches(scmp_filter_ctx ctx)
-{
-	/* A 32-bit syscall (int 0x80) has other numbers: filter those too. */
-	uint32_t native = seccomp_arch_native();
-	int r = 0;
-	if (native == SCMP_ARCH_X86_64) {
-		if ((r = seccomp_arch_add(ctx, SCMP_ARCH_X86)) < 0 && r != -EEXIST)
-			return r;
-		if ((r = seccomp_arch_add(ctx, SCMP_ARCH_X32)) < 0 && r != -EEXIST)
-			return r;
-	} else if (native == SCMP_ARCH_AARCH64) {
-		if ((r = seccomp_arch_add(ctx, SCMP_ARCH_ARM)) < 0 && r != -EEXIST)
-			return r;
-	}
-	return 0;
-}
-
 int vr_confine_seccomp(unsigned flags)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
 		return -ENOMEM;
-	int r = add_compat_arches(ctx);
+	int r = vr_seccomp_add_compat_arches(ctx);
 	if (r < 0)
 		goto out;
 	/* Every thread, including any a library started earlier. */
@@ -84,11 +58,11 @@ int vr_confine_seccomp(unsigned flags)
 		SCMP_SYS(uselib), SCMP_SYS(vhangup), SCMP_SYS(kcmp), SCMP_SYS(personality),
 	};
 	for (size_t i = 0; i < sizeof blocked / sizeof *blocked; i++)
-		if ((r = deny(ctx, EPERM, blocked[i], 0, NULL)) < 0)
+		if ((r = vr_seccomp_deny(ctx, EPERM, blocked[i], 0, NULL)) < 0)
 			goto out;
 	int umount_err = flags & VR_CONFINE_UMOUNT_NOOP ? 0 : EPERM;
-	if ((r = deny(ctx, umount_err, SCMP_SYS(umount), 0, NULL)) < 0 ||
-	    (r = deny(ctx, umount_err, SCMP_SYS(umount2), 0, NULL)) < 0)
+	if ((r = vr_seccomp_deny(ctx, umount_err, SCMP_SYS(umount), 0, NULL)) < 0 ||
+	    (r = vr_seccomp_deny(ctx, umount_err, SCMP_SYS(umount2), 0, NULL)) < 0)
 		goto out;
 	/* Threads, never namespaces (also over the terminal: see the sandbox's
 	 * filter for why only the low 32 bits of an ioctl request count). */
@@ -100,14 +74,14 @@ int vr_confine_seccomp(unsigned flags)
 		if (!(newns & bit))
 			continue;
 		const struct scmp_arg_cmp has = SCMP_A0(SCMP_CMP_MASKED_EQ, bit, bit);
-		if ((r = deny(ctx, EPERM, SCMP_SYS(clone), 1, &has)) < 0)
+		if ((r = vr_seccomp_deny(ctx, EPERM, SCMP_SYS(clone), 1, &has)) < 0)
 			goto out;
 	}
 	/* clone3 keeps its flags in memory seccomp cannot read: ENOSYS makes
 	 * glibc fall back to the filtered clone. */
-	if ((r = deny(ctx, ENOSYS, SCMP_SYS(clone3), 0, NULL)) < 0 ||
-	    (r = deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tiocsti)) < 0 ||
-	    (r = deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tioclinux)) < 0)
+	if ((r = vr_seccomp_deny(ctx, ENOSYS, SCMP_SYS(clone3), 0, NULL)) < 0 ||
+	    (r = vr_seccomp_deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tiocsti)) < 0 ||
+	    (r = vr_seccomp_deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tioclinux)) < 0)
 		goto out;
 	r = seccomp_load(ctx);
 out:

@@ -4,6 +4,7 @@
  * compat ones (i386 and x32 on x86-64, arm on aarch64), since a 32-bit
  * binary's syscall numbers differ and would otherwise pass unfiltered. */
 #include "sandbox.h"
+#include "common/seccomp-util.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -11,39 +12,21 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-static int deny(scmp_filter_ctx ctx, int err, int nr, unsigned nargs, const struct scmp_arg_cmp *arg)
-{
-	if (nr == __NR_SCMP_ERROR)
-		return 0;
-	int r = nargs ? seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(err), nr, nargs, arg)
-	              : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(err), nr, 0);
-	/* -EDOM/-EINVAL: no such syscall on one of the ABIs; nothing to filter */
-	return r == -EDOM || r == -EINVAL ? 0 : r;
-}
-
 int vr_sandbox_load_seccomp(bool allow_userns)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
 		return -ENOMEM;
-	int r = 0;
-	uint32_t native = seccomp_arch_native();
-	if (native == SCMP_ARCH_X86_64) {
-		if ((r = seccomp_arch_add(ctx, SCMP_ARCH_X86)) < 0 && r != -EEXIST)
-			goto out;
-		if ((r = seccomp_arch_add(ctx, SCMP_ARCH_X32)) < 0 && r != -EEXIST)
-			goto out;
-	} else if (native == SCMP_ARCH_AARCH64) {
-		if ((r = seccomp_arch_add(ctx, SCMP_ARCH_ARM)) < 0 && r != -EEXIST)
-			goto out;
-	}
+	int r = vr_seccomp_add_compat_arches(ctx);
+	if (r < 0)
+		goto out;
 	/* A 32-bit ioctl request: the kernel ignores the high bits, so compare
 	 * only the low 32 (CVE-2019-10063: an exact 64-bit compare is bypassed
 	 * with junk in the high half). */
 	const struct scmp_arg_cmp tiocsti = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, (int)TIOCSTI);
 	const struct scmp_arg_cmp tioclinux = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, (int)TIOCLINUX);
-	if ((r = deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tiocsti)) < 0 ||
-	    (r = deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tioclinux)) < 0)
+	if ((r = vr_seccomp_deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tiocsti)) < 0 ||
+	    (r = vr_seccomp_deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tioclinux)) < 0)
 		goto out;
 	static const int blocked[] = {
 		SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key), SCMP_SYS(bpf),
@@ -57,16 +40,16 @@ int vr_sandbox_load_seccomp(bool allow_userns)
 		SCMP_SYS(syslog), SCMP_SYS(acct), SCMP_SYS(setns),
 	};
 	for (size_t i = 0; i < sizeof blocked / sizeof *blocked; i++)
-		if ((r = deny(ctx, EPERM, blocked[i], 0, NULL)) < 0)
+		if ((r = vr_seccomp_deny(ctx, EPERM, blocked[i], 0, NULL)) < 0)
 			goto out;
 	if (!allow_userns) {
 		const struct scmp_arg_cmp newuser0 = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER);
-		if ((r = deny(ctx, EPERM, SCMP_SYS(unshare), 1, &newuser0)) < 0 ||
-		    (r = deny(ctx, EPERM, SCMP_SYS(clone), 1, &newuser0)) < 0)
+		if ((r = vr_seccomp_deny(ctx, EPERM, SCMP_SYS(unshare), 1, &newuser0)) < 0 ||
+		    (r = vr_seccomp_deny(ctx, EPERM, SCMP_SYS(clone), 1, &newuser0)) < 0)
 			goto out;
 		/* clone3 passes its flags in memory seccomp cannot read: ENOSYS
 		 * makes libc fall back to the filtered clone. */
-		if ((r = deny(ctx, ENOSYS, SCMP_SYS(clone3), 0, NULL)) < 0)
+		if ((r = vr_seccomp_deny(ctx, ENOSYS, SCMP_SYS(clone3), 0, NULL)) < 0)
 			goto out;
 	}
 	r = seccomp_load(ctx);

@@ -1,0 +1,15 @@
+/* Helpers shared by vault-run's two seccomp filters: the sandboxed
+ * COMMAND's (launcher/sandbox-seccomp.c) and the self-confinement of the
+ * daemon and the proxy (fusefs/confine.c). No glib: the first runs after
+ * fork in the sandbox's child. */
+#pragma once
+#include <seccomp.h>
+
+/* Adds the compat ABIs of the native one (i386 and x32 on x86-64, arm on
+ * aarch64): their syscall numbers differ, so a filter for the native ABI
+ * alone lets a 32-bit call through. 0 or -errno. */
+int vr_seccomp_add_compat_arches(scmp_filter_ctx ctx);
+
+/* Makes syscall nr answer err (when its NARGS argument comparisons hold).
+ * A syscall that one of the ABIs lacks is not an error. 0 or -errno. */
+int vr_seccomp_deny(scmp_filter_ctx ctx, int err, int nr, unsigned nargs, const struct scmp_arg_cmp *arg);
