@@ -10,6 +10,7 @@ static int log_level = VR_LOG_NOTICE;
 void vr_log_set_level(int level) { log_level = level; }
 int vr_log_get_level(void) { return log_level; }
 
+__attribute__((format(printf, 2, 0)))
 static void log_line(const char *prefix, const char *fmt, va_list ap, const char *suffix)
 {
 	char buf[2048];

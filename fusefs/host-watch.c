@@ -275,14 +275,15 @@ static void release_held(Batch *b)
 	held = g_ptr_array_new_with_free_func(g_free);
 	for (guint k = 0; k < again->len; k++) {
 		Held *h = again->pdata[k];
-		struct {
+		/* An event as read(2) gives it: the header, then the name. */
+		union {
 			struct inotify_event ev;
-			char name[NAME_MAX + 1];
+			char bytes[sizeof(struct inotify_event) + NAME_MAX + 1];
 		} e;
 		e.ev.wd = h->wd;
 		e.ev.mask = h->mask;
 		e.ev.cookie = 0;
-		e.ev.len = (uint32_t)g_strlcpy(e.name, h->name, sizeof e.name) + 1;
+		e.ev.len = (uint32_t)g_strlcpy(e.ev.name, h->name, NAME_MAX + 1) + 1;
 		handle_event_at(b, &e.ev, now - h->since >= HOLD_US ? -1 : h->since);
 	}
 	g_ptr_array_unref(again);

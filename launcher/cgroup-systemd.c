@@ -166,7 +166,9 @@ void vr_cgroup_systemd_stop(const char *name, gboolean host_root)
 	if (!bus || !g_str_has_suffix(name, ".scope"))
 		return;
 	/* Usually gone already: systemd stops a scope whose processes ended. */
-	g_autoptr(GVariant) r = g_dbus_connection_call_sync(bus, SYSTEMD, MANAGER_PATH, MANAGER, "StopUnit",
-	                                                    g_variant_new("(ss)", name, "replace"), NULL,
-	                                                    G_DBUS_CALL_FLAGS_NONE, TIMEOUT_MS, NULL, NULL);
+	GVariant *r = g_dbus_connection_call_sync(bus, SYSTEMD, MANAGER_PATH, MANAGER, "StopUnit",
+	                                          g_variant_new("(ss)", name, "replace"), NULL,
+	                                          G_DBUS_CALL_FLAGS_NONE, TIMEOUT_MS, NULL, NULL);
+	if (r)
+		g_variant_unref(r);
 }
