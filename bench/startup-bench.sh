@@ -3,8 +3,9 @@
 # `vault-run --net none -- true` (namespaces, tmpfs root, FUSE view daemon,
 # pid 1, seccomp) against the equivalent bubblewrap command line (same
 # namespaces, the same system binds, the project bound plainly — bwrap has
-# no view). Prints mean times and the ratio. Not part of ctest.
-# Env: RUNS (default 30).
+# no view). Prints mean times and the ratio; then CONC (20) of each started
+# at once, the median wall time of CRUNS (5) batches. Not part of ctest.
+# Env: RUNS (default 30), CONC, CRUNS.
 set -euo pipefail
 BUILD=${1:-$(cd "$(dirname "$0")/../build" 2>/dev/null && pwd || true)}
 VR="$BUILD/vault-run"
@@ -50,3 +51,21 @@ else
 fi
 awk -v a="$vr" -v b="$bw_t" -v n="$RUNS" 'BEGIN {
 	printf "start-up, mean of %d runs: vault-run %.1f ms, bwrap %.1f ms, ratio %.2fx\n", n, a, b, a / b }'
+
+# CONC (default 20) sandboxes started at once, against CONC bwraps; runs
+# alternate, median of CRUNS (default 5) wall times of the whole batch.
+CONC=${CONC:-20} CRUNS=${CRUNS:-5}
+batch() {  # every one must succeed: a refused concurrent start would look fast
+	local i pids=() bad=0
+	for i in $(seq "$CONC"); do "$@" >/dev/null 2>"$W/c.err" & pids+=($!); done
+	for i in "${pids[@]}"; do wait "$i" || bad=$((bad + 1)); done
+	((bad == 0)) || { echo "$bad of $CONC concurrent runs failed: $(tail -1 "$W/c.err")" >&2; exit 1; }
+}
+batch_secs() { local s e; s=$(date +%s%N); batch "$@" >&2; e=$(date +%s%N); echo $(( (e - s) / 1000 ))e-3; }
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+for _ in $(seq "$CRUNS"); do
+	batch_secs "$VR" --project "$P" --net none -- true >>"$W/c.vr"
+	batch_secs "${bw[@]}" >>"$W/c.bw"
+done
+awk -v a="$(median <"$W/c.vr")" -v b="$(median <"$W/c.bw")" -v n="$CONC" -v r="$CRUNS" 'BEGIN {
+	printf "%d started at once, median of %d: vault-run %.1f ms, bwrap %.1f ms, ratio %.2fx\n", n, r, a, b, a / b }'

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # view-bench.sh [BUILD_DIR] — the view against native and bindfs on a
-# generated 10k-file tree: find, rg, git status, ls -lR, tar x. Each timing is
+# generated 10k-file tree: find, du -s, rg, git status, ls -lR, tar x. Each timing is
 # the median of 5 runs; ratios are against native. Not part of ctest.
 # Env: FILES (default 10000), RUNS (default 5), KEEP=1 keeps the work dir.
 set -euo pipefail
@@ -66,13 +66,14 @@ if command -v bindfs >/dev/null && bindfs --no-allow-other "$W/tree" "$W/bindfs"
 untar() { rm -rf "$1/untar-x"; mkdir "$1/untar-x"; tar -C "$1/untar-x" -xf "$W/tree.tar"; rm -rf "$1/untar-x"; }
 gst() { git -C "$1" -c safe.directory='*' status --porcelain; }
 printf '%-12s %9s %9s %7s %9s %7s\n' work native view ratio bindfs ratio
-for work in find rg git-status ls-lR tar-x; do
+for work in find du-s rg git-status ls-lR tar-x; do
 	declare -A t=()
 	for where in native view bindfs; do
 		case $where in native) dir="$W/tree" ;; view) dir="$W/view" ;; bindfs) dir="$W/bindfs" ;; esac
 		if [ "$where" = bindfs ] && [ "$have_bindfs" = 0 ]; then t[$where]=nan; continue; fi
 		case $work in
 		find) t[$where]=$(timeit find "$dir") ;;
+		du-s) t[$where]=$(timeit du -s "$dir") ;;
 		rg) t[$where]=$(timeit rg -c 'return 4' "$dir") ;;
 		git-status) t[$where]=$(timeit gst "$dir") ;;
 		ls-lR) t[$where]=$(timeit ls -lR "$dir") ;;
