@@ -1,6 +1,5 @@
 /* The view's life: options, the session (mount, loop, unmount) and the
  * kernel connection settings. The operations live in ops-*.c. */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -203,14 +202,9 @@ int vr_view_run(const VrViewOptions *opts)
 		ret = vr_log_errno(EIO, "cannot mount the view on %s", opts->mountpoint);
 		goto out_signals;
 	}
-	/* fuse_session_loop_mt ends its workers with pthread_cancel, for which
-	 * glibc loads libgcc_s on first use: load it now, while the sandbox is
-	 * being set up, rather than at the end of the run, which waits for us —
-	 * and before confining, which leaves the library directories unreadable. */
-	void *gcc_s = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_NODELETE);
-	if (gcc_s)
-		dlclose(gcc_s);
-	/* The watch's inotify and eventfd descriptors, then confined before
+	/* (libgcc_s, which pthread_cancel needs when the loop ends its
+	 * workers, is loaded by vr_confine_apply while /usr/lib is readable.)
+	 * The watch's inotify and eventfd descriptors, then confined before
 	 * any thread starts (confine.h); the audit writer and the journal open
 	 * what they need after it. */
 	vr_watch_init(&v);
