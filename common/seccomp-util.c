@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 
 int vr_seccomp_add_compat_arches(scmp_filter_ctx ctx)
 {
@@ -27,4 +28,12 @@ int vr_seccomp_deny(scmp_filter_ctx ctx, int err, int nr, unsigned nargs, const 
 	              : seccomp_rule_add(ctx, SCMP_ACT_ERRNO(err), nr, 0);
 	/* -EDOM/-EINVAL: no such syscall on one of the ABIs; nothing to filter */
 	return r == -EDOM || r == -EINVAL ? 0 : r;
+}
+
+int vr_seccomp_deny_terminal_injection(scmp_filter_ctx ctx)
+{
+	const struct scmp_arg_cmp tiocsti = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, (int)TIOCSTI);
+	const struct scmp_arg_cmp tioclinux = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, (int)TIOCLINUX);
+	int r = vr_seccomp_deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tiocsti);
+	return r < 0 ? r : vr_seccomp_deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tioclinux);
 }

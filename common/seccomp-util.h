@@ -13,3 +13,9 @@ int vr_seccomp_add_compat_arches(scmp_filter_ctx ctx);
 /* Makes syscall nr answer err (when its NARGS argument comparisons hold).
  * A syscall that one of the ABIs lacks is not an error. 0 or -errno. */
 int vr_seccomp_deny(scmp_filter_ctx ctx, int err, int nr, unsigned nargs, const struct scmp_arg_cmp *arg);
+
+/* Refuses the ioctls that type into or drive the terminal (TIOCSTI,
+ * TIOCLINUX) with EPERM, comparing only the low 32 bits of the request:
+ * the kernel ignores the high half, and an exact 64-bit compare is bypassed
+ * with junk there (CVE-2019-10063). 0 or -errno. */
+int vr_seccomp_deny_terminal_injection(scmp_filter_ctx ctx);

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <sched.h>
 #include <seccomp.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 /* LeakSanitizer stops the world by ptrace-attaching to the process's own
@@ -64,12 +63,9 @@ int vr_confine_seccomp(unsigned flags)
 	if ((r = vr_seccomp_deny(ctx, umount_err, SCMP_SYS(umount), 0, NULL)) < 0 ||
 	    (r = vr_seccomp_deny(ctx, umount_err, SCMP_SYS(umount2), 0, NULL)) < 0)
 		goto out;
-	/* Threads, never namespaces (also over the terminal: see the sandbox's
-	 * filter for why only the low 32 bits of an ioctl request count). */
+	/* Threads, never namespaces; nothing typed into a terminal. */
 	const unsigned long newns = CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER |
 	                            CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWCGROUP;
-	const struct scmp_arg_cmp tiocsti = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, (int)TIOCSTI);
-	const struct scmp_arg_cmp tioclinux = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, (int)TIOCLINUX);
 	for (unsigned long bit = 1; bit; bit <<= 1) {
 		if (!(newns & bit))
 			continue;
@@ -80,8 +76,7 @@ int vr_confine_seccomp(unsigned flags)
 	/* clone3 keeps its flags in memory seccomp cannot read: ENOSYS makes
 	 * glibc fall back to the filtered clone. */
 	if ((r = vr_seccomp_deny(ctx, ENOSYS, SCMP_SYS(clone3), 0, NULL)) < 0 ||
-	    (r = vr_seccomp_deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tiocsti)) < 0 ||
-	    (r = vr_seccomp_deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tioclinux)) < 0)
+	    (r = vr_seccomp_deny_terminal_injection(ctx)) < 0)
 		goto out;
 	r = seccomp_load(ctx);
 out:

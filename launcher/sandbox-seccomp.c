@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <sched.h>
 #include <seccomp.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 int vr_sandbox_load_seccomp(bool allow_userns)
@@ -20,13 +19,7 @@ int vr_sandbox_load_seccomp(bool allow_userns)
 	int r = vr_seccomp_add_compat_arches(ctx);
 	if (r < 0)
 		goto out;
-	/* A 32-bit ioctl request: the kernel ignores the high bits, so compare
-	 * only the low 32 (CVE-2019-10063: an exact 64-bit compare is bypassed
-	 * with junk in the high half). */
-	const struct scmp_arg_cmp tiocsti = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, (int)TIOCSTI);
-	const struct scmp_arg_cmp tioclinux = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, (int)TIOCLINUX);
-	if ((r = vr_seccomp_deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tiocsti)) < 0 ||
-	    (r = vr_seccomp_deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tioclinux)) < 0)
+	if ((r = vr_seccomp_deny_terminal_injection(ctx)) < 0)
 		goto out;
 	static const int blocked[] = {
 		SCMP_SYS(keyctl), SCMP_SYS(add_key), SCMP_SYS(request_key), SCMP_SYS(bpf),
