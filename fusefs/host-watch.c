@@ -160,7 +160,11 @@ void vr_watch_forget(VrInode *dir)
 
 double vr_watch_entry_timeout(VrInode *parent)
 {
-	return atomic_load(&parent->watched) ? VR_WATCHED_TIMEOUT : vr_view->opts->entry_timeout;
+	if (atomic_load(&parent->watched))
+		return VR_WATCHED_TIMEOUT;
+	/* In no-open mode no OPEN checks a name the kernel caches, so where
+	 * nobody watches every path walk asks again. */
+	return vr_view->no_open ? 0 : vr_view->opts->entry_timeout;
 }
 
 double vr_watch_negative_timeout(VrInode *parent)
@@ -189,6 +193,7 @@ typedef struct {
 	GHashTable *entries;   /* "parent-id/name" → Entry */
 	GHashTable *inodes;    /* node id → GINT(1 attributes, 2 attributes and pages) */
 	bool all;
+	bool names_changed;    /* a rename or removal: file handles check their names again */
 } Batch;
 
 typedef struct {
@@ -337,6 +342,12 @@ static void handle_event_at(Batch *b, const struct inotify_event *ev, gint64 sin
 			}
 			if (!known || (ev->mask & (IN_DELETE | IN_MOVED_FROM)))
 				batch_entry(b, dir_id, name);
+			if (ev->mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
+				b->names_changed = true;
+			/* A directory moved here by the host: the listing the
+			 * kernel keeps was filtered for its old path. */
+			if ((ev->mask & IN_MOVED_TO) && i && !known && S_ISDIR(i->type))
+				batch_inode(b, node_id(i), true);
 		}
 		if (ev->mask & (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE)) {
 			VrInode *i = inode_at(dir, name, &st);
@@ -414,6 +425,8 @@ static void *watch_main(void *arg)
 		release_held(&b);
 		if (b.all)
 			batch_everything(&b);
+		if (b.all || b.names_changed)
+			vr_handles_name_changed();
 		batch_send(&b);
 		g_hash_table_unref(b.entries);
 		g_hash_table_unref(b.inodes);
@@ -483,6 +496,14 @@ void vr_watch_free(void)
 		W.ifd = W.stopfd = -1;
 	}
 	pthread_mutex_unlock(&W.lock);
+}
+
+bool vr_watch_enabled(void)
+{
+	pthread_mutex_lock(&W.lock);
+	bool on = W.enabled;
+	pthread_mutex_unlock(&W.lock);
+	return on;
 }
 
 uint64_t vr_watch_overflows(void)

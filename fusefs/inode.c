@@ -95,6 +95,8 @@ VrInode *vr_inode_intern(int fd, const struct stat *st, const char *relpath, VrD
 			atomic_fetch_add(&inode->relpath_gen, 1);
 		}
 		if (inode != &v->root)
+			atomic_store(&inode->name_removed, false);
+		if (inode != &v->root)
 			inode->decision = decision;
 	} else {
 		inode = g_new0(VrInode, 1);
@@ -155,6 +157,17 @@ VrDecision vr_inode_decision(VrInode *inode)
 	VrDecision d = inode->decision;
 	pthread_mutex_unlock(&vr_view->table_lock);
 	return d;
+}
+
+void vr_inode_name_removed(dev_t dev, ino_t ino, const char *relpath)
+{
+	VrView *v = vr_view;
+	VrInode key = {.dev = dev, .ino = ino};
+	pthread_mutex_lock(&v->table_lock);
+	VrInode *i = g_hash_table_lookup(v->table, &key);
+	if (i && i != &v->root && strcmp(i->relpath, relpath) == 0)
+		atomic_store(&i->name_removed, true);
+	pthread_mutex_unlock(&v->table_lock);
 }
 
 void vr_inode_renamed(dev_t dev, ino_t ino, const char *oldpath, const char *newpath,

@@ -148,8 +148,13 @@ static int walk_parent(const char *rel, int *ret_fd, const char **ret_name)
 
 bool vr_inode_still_named(VrInode *inode)
 {
+	return vr_inode_name_state(inode) == 1;
+}
+
+int vr_inode_name_state(VrInode *inode)
+{
 	if (inode == &vr_view->root)
-		return true;
+		return 1;
 	g_autofree char *rel = vr_inode_relpath(inode);
 	int dfd;
 	const char *name;
@@ -159,12 +164,13 @@ bool vr_inode_still_named(VrInode *inode)
 	if (r == -ENAMETOOLONG)
 		r = walk_parent(rel, &dfd, &name);
 	if (r < 0)
-		return false;
+		return r == -EACCES ? -EACCES : 0;
 	struct stat st;
-	bool same = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_dev == inode->dev &&
-	            st.st_ino == inode->ino;
+	int sr = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
 	close(dfd);
-	return same;
+	if (sr == EACCES)
+		return -EACCES;
+	return sr == 0 && st.st_dev == inode->dev && st.st_ino == inode->ino;
 }
 
 bool vr_stale_parent(fuse_req_t req, VrInode *parent)

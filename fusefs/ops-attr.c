@@ -73,7 +73,8 @@ static void vr_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 {
 	VrInode *inode = vr_inode_get(ino);
 	VrDecision d = vr_inode_decision(inode);
-	int fd = fi ? ((VrFile *)(uintptr_t)fi->fh)->fd : -1;
+	/* fh is 0 for files the kernel opened itself (no-open mode). */
+	int fd = fi && fi->fh ? ((VrFile *)(uintptr_t)fi->fh)->fd : -1;
 	char proc[64];
 	int r = 0;
 

@@ -45,19 +45,20 @@ static void vr_ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_
 
 /* --- listing --- */
 
-static void vr_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/* A directory stream filtered for the inode's path, or NULL after replying
+ * with the refusal. */
+static VrDir *dir_open(fuse_req_t req, VrInode *inode)
 {
-	VrInode *inode = vr_inode_get(ino);
 	VrDecision d = vr_inode_decision(inode);
 	if (d.cls == VR_CLASS_HIDE) {
 		g_autofree char *rel = vr_inode_relpath(inode);
 		vr_refuse(req, "opendir", rel, d, ENOENT);
-		return;
+		return NULL;
 	}
 	/* Filtered by the rules for its path: it must still be that path. */
 	if (!vr_inode_still_named(inode)) {
 		fuse_reply_err(req, ESTALE);
-		return;
+		return NULL;
 	}
 	/* Through /proc/self/fd, not openat(fd, "."): resolving "." would
 	 * need search permission on the directory, which listing does not. */
@@ -66,14 +67,14 @@ static void vr_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	int fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
-		return;
+		return NULL;
 	}
 	DIR *dp = fdopendir(fd);
 	if (!dp) {
 		int err = errno;
 		close(fd);
 		fuse_reply_err(req, err);
-		return;
+		return NULL;
 	}
 	VrDir *dir = g_new0(VrDir, 1);
 	pthread_mutex_init(&dir->lock, NULL);
@@ -81,6 +82,29 @@ static void vr_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	dir->relpath = vr_inode_relpath(inode);
 	dir->decision = d;
 	dir->casefold = inode->casefold;
+	return dir;
+}
+
+static void dir_close(VrDir *dir)
+{
+	closedir(dir->dp);
+	pthread_mutex_destroy(&dir->lock);
+	g_free(dir->relpath);
+	g_free(dir);
+}
+
+static void vr_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	if (vr_view->no_opendir) {
+		/* The kernel opens directories itself from now on and keeps
+		 * their listings (FOPEN_CACHE_DIR); READDIR comes with fh 0. */
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	VrInode *inode = vr_inode_get(ino);
+	VrDir *dir = dir_open(req, inode);
+	if (!dir)
+		return;
 	if (vr_audit_wants(VR_AUDIT_ALL))
 		vr_audit_req(req, VR_AUDIT_ALL, "opendir", dir->relpath, "ok", NULL, NULL);
 	fi->fh = (uintptr_t)dir;
@@ -114,7 +138,13 @@ static bool entry_hidden(VrDir *dir, struct dirent *de)
 static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset,
                        struct fuse_file_info *fi, bool plus)
 {
-	VrDir *dir = (VrDir *)(uintptr_t)fi->fh;
+	VrDir *dir = (VrDir *)(uintptr_t)fi->fh, *own = NULL;
+	if (!dir) {
+		/* No-opendir mode: a stream for this request only, at offset. */
+		dir = own = dir_open(req, vr_inode_get(ino));
+		if (!dir)
+			return;
+	}
 	g_autofree char *buf = g_malloc0(size);
 	char *p = buf;
 	size_t rem = size;
@@ -179,6 +209,8 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t offset
 		dir->offset = next;
 	}
 	pthread_mutex_unlock(&dir->lock);
+	if (own)
+		dir_close(own);
 	/* An error after some entries: return what we have, as passthrough_ll. */
 	if (err && rem == size)
 		fuse_reply_err(req, err);
@@ -200,17 +232,24 @@ static void vr_ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 
 static void vr_ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	VrDir *dir = (VrDir *)(uintptr_t)fi->fh;
-	closedir(dir->dp);
-	pthread_mutex_destroy(&dir->lock);
-	g_free(dir->relpath);
-	g_free(dir);
+	if (fi->fh)
+		dir_close((VrDir *)(uintptr_t)fi->fh);
 	fuse_reply_err(req, 0);
 }
 
 static void vr_ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	VrDir *dir = (VrDir *)(uintptr_t)fi->fh;
+	if (!dir) {
+		char proc[64];
+		vr_proc_path(proc, vr_inode_get(ino)->fd);
+		int fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int r = fd < 0 || (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? errno : 0;
+		if (fd >= 0)
+			close(fd);
+		fuse_reply_err(req, r);
+		return;
+	}
 	int fd = dirfd(dir->dp);
 	int r = datasync ? fdatasync(fd) : fsync(fd);
 	fuse_reply_err(req, r < 0 ? errno : 0);
@@ -341,7 +380,13 @@ static void do_remove(fuse_req_t req, fuse_ino_t parent, const char *name, bool 
 	if (!is_dir && !vr_content_scan_guard_name(req, op, p->fd, name, d, rel))
 		return;
 	vr_journal_before_remove(p, name, rel);
+	struct stat st;
+	bool linked = !is_dir && fstatat(p->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_nlink > 1;
 	int r = unlinkat(p->fd, name, is_dir ? AT_REMOVEDIR : 0) < 0 ? errno : 0;
+	if (r == 0 && linked)
+		vr_inode_name_removed(st.st_dev, st.st_ino, rel);
+	if (r == 0)
+		vr_handles_name_changed();
 	vr_audit_req(req, VR_AUDIT_WRITES, op, rel, r ? vr_errno_name(r) : "ok", NULL, NULL);
 	fuse_reply_err(req, r);
 }
@@ -436,6 +481,7 @@ static void vr_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	vr_journal_before_rename(p, name, srel, np, newname, drel, flags);
 	int r = renameat2(p->fd, name, np->fd, newname, flags) < 0 ? errno : 0;
 	if (r == 0) {
+		vr_handles_name_changed();
 		vr_inode_renamed(sst.st_dev, sst.st_ino, srel, drel, np, newname);
 		if ((flags & RENAME_EXCHANGE) && dst_exists)
 			vr_inode_renamed(dst.st_dev, dst.st_ino, drel, srel, p, name);

@@ -1,5 +1,8 @@
 /* Open files: open/create, data (spliced reads, buffer-copy writes), and the
- * close event that carries the per-file byte counts for the audit log. */
+ * close event that carries the per-file byte counts for the audit log.
+ * In no-open mode (file-handles.c) OPEN is answered ENOSYS once, the kernel
+ * stops sending OPEN, FLUSH and RELEASE, and the data requests come with
+ * fh 0: they work on the daemon's handle for the inode instead. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,6 +15,20 @@
 static VrFile *file_of(struct fuse_file_info *fi)
 {
 	return (VrFile *)(uintptr_t)fi->fh;
+}
+
+/* The open file of a data request: its fh, or in no-open mode a handle
+ * (NULL after replying with a refusal). Given back with file_done. */
+static VrFile *file_get(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, bool write)
+{
+	if (fi && fi->fh)
+		return file_of(fi);
+	return vr_handle_get(req, vr_inode_get(ino), write);
+}
+
+static void file_done(VrFile *f)
+{
+	vr_handle_put(f);
 }
 
 static bool wants_write(int flags)
@@ -66,6 +83,7 @@ void vr_files_init(VrView *v)
 
 void vr_files_close_all(VrView *v)
 {
+	vr_handles_close_all();
 	if (!v->open_files)
 		return;
 	GList *left = g_hash_table_get_keys(v->open_files);
@@ -80,6 +98,12 @@ void vr_files_close_all(VrView *v)
 
 static void vr_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	if (vr_view->no_open) {
+		/* The kernel remembers this for the mount: no more OPEN (nor
+		 * FLUSH and RELEASE) for files; see file-handles.c. */
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
 	VrInode *inode = vr_inode_get(ino);
 	VrDecision d = vr_inode_decision(inode);
 	g_autofree char *rel = vr_inode_relpath(inode);
@@ -182,9 +206,23 @@ static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		fuse_reply_err(req, -r);
 		return;
 	}
+	vr_audit_req(req, VR_AUDIT_WRITES, "create", rel, "ok", NULL, NULL);
+	if (vr_view->no_open) {
+		/* No handle for the kernel (RELEASE may still come, with fh
+		 * 0); the fd becomes the inode's write handle. The cache is
+		 * kept like any no-open file's. */
+		if ((fi->flags & O_ACCMODE) != O_RDONLY)
+			vr_handle_adopt(req, vr_inode_get(e.ino), fd);
+		else
+			close(fd);
+		fi->fh = 0;
+		fi->keep_cache = 1;
+		fi->noflush = 1;
+		fuse_reply_create(req, &e, fi);
+		return;
+	}
 	VrFile *f = file_new(fd, vr_inode_get(e.ino), req, true);
 	fi->fh = (uintptr_t)f;
-	vr_audit_req(req, VR_AUDIT_WRITES, "create", rel, "ok", NULL, NULL);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
 		file_free(f);
 }
@@ -212,7 +250,9 @@ static void note_first_read(fuse_req_t req, VrFile *f)
 static void vr_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                        struct fuse_file_info *fi)
 {
-	VrFile *f = file_of(fi);
+	VrFile *f = file_get(req, ino, fi, false);
+	if (!f)
+		return;
 	note_first_read(req, f);
 	if (f->redacted) {
 		size_t n = (size_t)off >= f->redacted_len ? 0 : MIN(size, f->redacted_len - (size_t)off);
@@ -222,6 +262,7 @@ static void vr_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		 * one is still returning from writev, where ASan checks the
 		 * buffer after the call and would report a use after free. */
 		g_autofree char *copy = n ? g_memdup2(f->redacted + off, n) : NULL;
+		file_done(f);
 		fuse_reply_buf(req, copy, n);
 		return;
 	}
@@ -236,12 +277,15 @@ static void vr_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	buf.buf[0].fd = f->fd;
 	buf.buf[0].pos = off;
 	fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+	file_done(f);
 }
 
 static void vr_ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t off,
                             struct fuse_file_info *fi)
 {
-	VrFile *f = file_of(fi);
+	VrFile *f = file_get(req, ino, fi, true);
+	if (!f)
+		return;
 	if (!f->writable || f->redacted) {
 		fuse_reply_err(req, EBADF);
 		return;
@@ -251,16 +295,25 @@ static void vr_ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 	out.buf[0].fd = f->fd;
 	out.buf[0].pos = off;
 	ssize_t res = fuse_buf_copy(&out, in_buf, 0);
-	if (res < 0) {
-		fuse_reply_err(req, (int)-res);
-		return;
+	if (res >= 0) {
+		atomic_fetch_add(&f->bytes_written, (uint64_t)res);
+		vr_handle_wrote(req, f);
 	}
-	atomic_fetch_add(&f->bytes_written, (uint64_t)res);
-	fuse_reply_write(req, (size_t)res);
+	file_done(f);
+	if (res < 0)
+		fuse_reply_err(req, (int)-res);
+	else
+		fuse_reply_write(req, (size_t)res);
 }
 
 static void vr_ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	if (!fi->fh) {
+		/* No-open mode: nothing to flush, and ENOSYS stops the kernel
+		 * asking at every close(2). */
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
 	/* close(dup()) so the host file system sees a close per close(2)
 	 * (NFS-style close-to-open, POSIX lock release), as passthrough_ll. */
 	int r = close(dup(file_of(fi)->fd));
@@ -269,6 +322,10 @@ static void vr_ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 
 static void vr_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	if (!fi->fh) {
+		fuse_reply_err(req, 0); /* a file made by CREATE in no-open mode */
+		return;
+	}
 	VrFile *f = file_of(fi);
 	log_close(f);
 	file_free(f);
@@ -277,6 +334,17 @@ static void vr_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 
 static void vr_ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
+	if (!fi || !fi->fh) {
+		/* Syncing changes nothing: a read-only fd of our own will do. */
+		char proc[64];
+		vr_proc_path(proc, vr_inode_get(ino)->fd);
+		int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		int r = fd < 0 || (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? errno : 0;
+		if (fd >= 0)
+			close(fd);
+		fuse_reply_err(req, r);
+		return;
+	}
 	int fd = file_of(fi)->fd;
 	int r = datasync ? fdatasync(fd) : fsync(fd);
 	fuse_reply_err(req, r < 0 ? errno : 0);
@@ -285,12 +353,13 @@ static void vr_ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 static void vr_ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
                             struct fuse_file_info *fi)
 {
-	VrFile *f = file_of(fi);
-	if (!f->writable || f->redacted) {
-		fuse_reply_err(req, EBADF);
+	VrFile *f = file_get(req, ino, fi, true);
+	if (!f)
 		return;
-	}
-	int r = fallocate(f->fd, mode, off, len) < 0 ? errno : 0;
+	int r = !f->writable || f->redacted ? EBADF : fallocate(f->fd, mode, off, len) < 0 ? errno : 0;
+	if (r == 0)
+		vr_handle_wrote(req, f);
+	file_done(f);
 	fuse_reply_err(req, r);
 }
 
@@ -298,45 +367,63 @@ static void vr_ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_i
                                   struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
                                   struct fuse_file_info *fi_out, size_t len, int flags)
 {
-	VrFile *in = file_of(fi_in), *out = file_of(fi_out);
-	/* The host copy would carry the clear text: make the kernel fall back
-	 * to reading through the view. */
+	VrFile *in = file_get(req, ino_in, fi_in, false);
+	if (!in)
+		return;
+	VrFile *out = file_get(req, ino_out, fi_out, true);
+	if (!out) {
+		file_done(in);
+		return;
+	}
+	ssize_t res = 0;
+	int err = 0;
 	if (in->redacted) {
-		fuse_reply_err(req, EXDEV);
-		return;
+		/* The host copy would carry the clear text: make the kernel
+		 * fall back to reading through the view. */
+		err = EXDEV;
+	} else if (!out->writable || out->redacted) {
+		err = EBADF;
+	} else {
+		note_first_read(req, in);
+		res = copy_file_range(in->fd, &off_in, out->fd, &off_out, len, (unsigned)flags);
+		if (res < 0) {
+			err = errno;
+		} else {
+			atomic_fetch_add(&in->bytes_read, (uint64_t)res);
+			atomic_fetch_add(&out->bytes_written, (uint64_t)res);
+			vr_handle_wrote(req, out);
+		}
 	}
-	if (!out->writable || out->redacted) {
-		fuse_reply_err(req, EBADF);
-		return;
-	}
-	ssize_t res = copy_file_range(in->fd, &off_in, out->fd, &off_out, len, (unsigned)flags);
-	if (res < 0) {
-		fuse_reply_err(req, errno);
-		return;
-	}
-	atomic_fetch_add(&in->bytes_read, (uint64_t)res);
-	atomic_fetch_add(&out->bytes_written, (uint64_t)res);
-	fuse_reply_write(req, (size_t)res);
+	file_done(in);
+	file_done(out);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_write(req, (size_t)res);
 }
 
 static void vr_ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
                         struct fuse_file_info *fi)
 {
-	VrFile *f = file_of(fi);
-	if (f->redacted) {
+	VrFile *f = file_get(req, ino, fi, false);
+	if (!f)
+		return;
+	if (f->redacted && (whence == SEEK_DATA || whence == SEEK_HOLE)) {
 		/* The masked copy is all data, no holes. */
 		off_t len = (off_t)f->redacted_len;
-		if (whence == SEEK_DATA || whence == SEEK_HOLE) {
-			if (off >= len)
-				fuse_reply_err(req, ENXIO);
-			else
-				fuse_reply_lseek(req, whence == SEEK_DATA ? off : len);
-			return;
-		}
+		file_done(f);
+		if (off >= len)
+			fuse_reply_err(req, ENXIO);
+		else
+			fuse_reply_lseek(req, whence == SEEK_DATA ? off : len);
+		return;
 	}
 	off_t r = lseek(f->fd, off, whence);
 	if (r < 0)
-		fuse_reply_err(req, errno);
+		r = -errno;
+	file_done(f);
+	if (r < 0)
+		fuse_reply_err(req, (int)-r);
 	else
 		fuse_reply_lseek(req, r);
 }

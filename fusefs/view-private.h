@@ -36,10 +36,13 @@ typedef struct VrInode {
 	atomic_uint relpath_gen; /* bumped when relpath changes */
 	atomic_uint listed_gen;  /* relpath_gen when the kernel last cached the listing */
 	atomic_int creating;     /* handlers making a name in this directory now */
+	atomic_bool name_removed; /* relpath, one of several names, was unlinked through the view */
 } VrInode;
 
-/* An open file (fi->fh). */
-typedef struct {
+/* An open file: fi->fh of an OPEN, or (no-open mode, file-handles.c) a
+ * handle the daemon keeps for an inode the kernel reads or writes without
+ * having opened it. */
+typedef struct VrFile {
 	int fd;
 	VrInode *inode;
 	char *redacted;          /* masked content when the inode is redact class, else NULL */
@@ -48,6 +51,15 @@ typedef struct {
 	atomic_uint_fast64_t bytes_written;
 	pid_t pid;               /* who opened it, for the close event */
 	bool writable;
+	/* file-handles.c only: */
+	bool cached;             /* a handle of the cache (refs), not an fh */
+	atomic_bool wrote;       /* its first write is logged */
+	int refs;                /* guarded by the cache lock */
+	unsigned relpath_gen;    /* inode->relpath_gen when it was checked */
+	uint64_t epoch;          /* the host-rename epoch when it was checked */
+	gint64 last_used;        /* monotonic µs */
+	struct timespec ctime, mtime; /* the version it was checked (and masked) for */
+	off_t size;
 } VrFile;
 
 /* An open directory (fi->fh). */
@@ -74,6 +86,11 @@ typedef struct VrView {
 	pthread_mutex_t files_lock; /* guards open_files and read_seen */
 	GHashTable *open_files;     /* VrFile*: closed at unmount if the kernel did not release them */
 	GHashTable *read_seen;      /* (dev, ino) already logged as read in this run */
+	/* No-open mode (file-handles.c): the kernel neither opens nor
+	 * releases files (FUSE_CAP_NO_OPEN_SUPPORT) or directories
+	 * (no_opendir); reads and writes come with fh 0. Chosen in init. */
+	bool no_open;
+	bool no_opendir;
 	pthread_mutex_t scan_lock;  /* guards scan_cache */
 	GHashTable *scan_cache;     /* file version (dev, ino, size, mtime, ctime) → VrScanVerdict */
 } VrView;
@@ -97,6 +114,9 @@ VrDecision vr_inode_decision(VrInode *inode);
  * every cached descendant get their new relative path. */
 void vr_inode_renamed(dev_t dev, ino_t ino, const char *oldpath, const char *newpath,
                       VrInode *newparent, const char *newname);
+/* After unlinking relpath through the view: a file that keeps other names
+ * is marked (name_removed) when relpath was the name it was known by. */
+void vr_inode_name_removed(dev_t dev, ino_t ino, const char *relpath);
 
 /* inode.c: after a lookup reply is decided, the entry that names inode. */
 void vr_inode_note_entry(VrInode *inode, VrInode *parent, const char *name);
@@ -127,6 +147,7 @@ double vr_watch_entry_timeout(VrInode *parent);
 double vr_watch_negative_timeout(VrInode *parent);
 double vr_watch_attr_timeout(VrInode *inode, const struct stat *st);
 uint64_t vr_watch_overflows(void);
+bool vr_watch_enabled(void);
 /* While a handler makes a name in dir, the host watch holds back what it
  * sees appear there until the reply is out (then the kernel knows the entry
  * and nothing needs invalidating): VR_CREATING(dir); at the top of the
@@ -167,6 +188,9 @@ void vr_proc_path(char buf[static 64], int fd);
  * since: open, opendir and name changes answer ESTALE when it does not
  * (the kernel then looks the path up again). */
 bool vr_inode_still_named(VrInode *inode);
+/* The same as 1 (named) or 0 (not), or -EACCES when a directory on the
+ * path cannot be searched by the daemon, so it cannot tell. */
+int vr_inode_name_state(VrInode *inode);
 /* Replies ESTALE (true) unless parent still has its name. */
 bool vr_stale_parent(fuse_req_t req, VrInode *parent);
 /* Replies err after logging a refusal of op on relpath by d. */
@@ -175,6 +199,25 @@ bool vr_name_ok(const char *name);
 /* Refuses (replying) unless a new entry may be made under that name. */
 bool vr_new_name_allowed(fuse_req_t req, const char *op, VrInode *parent, const char *name,
                          bool is_dir, char **ret_rel);
+
+/* file-handles.c: in no-open mode, what stands in for an open file. Gets a
+ * handle to read (write = false) or write the inode, deciding what an OPEN
+ * would have decided (policy class, the stale-name check, secrets by
+ * content, the journal's copy of the original, the audit event): a new
+ * handle is made when there is none younger than a second for the same
+ * name and file version. NULL after replying with the refusal. */
+VrFile *vr_handle_get(fuse_req_t req, VrInode *inode, bool write);
+void vr_handle_put(VrFile *f);
+/* After a write through f succeeded: a handle's first one is logged (level
+ * writes), where open mode logs the close with its byte count. */
+void vr_handle_wrote(fuse_req_t req, VrFile *f);
+/* A file just made by CREATE: its writable fd becomes the inode's write
+ * handle (taking ownership of fd). */
+void vr_handle_adopt(fuse_req_t req, VrInode *inode, int fd);
+/* Renames on the host or through the view: every handle checks its name
+ * again before its next use. */
+void vr_handles_name_changed(void);
+void vr_handles_close_all(void);
 
 /* ops-file.c: at the end of a run, log and close what is still open
  * (the kernel's RELEASE is asynchronous and may not arrive before exit). */

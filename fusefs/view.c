@@ -98,6 +98,22 @@ static void vr_ll_init(void *userdata, struct fuse_conn_info *conn)
 	/* No export support: the kernel never sends "..", and file handles
 	 * cannot be turned back into hidden inodes. */
 	conn->want &= ~(unsigned)FUSE_CAP_EXPORT_SUPPORT;
+	/* No-open mode (file-handles.c): unless the audit level promises an
+	 * event per open and close, the kernel opens and closes files without
+	 * a round trip. O_TRUNC must then reach the daemon as a SETATTR: with
+	 * atomic O_TRUNC it would travel in the OPEN that is never sent.
+	 * Only with the host watch: it is what tells the kernel soon that a
+	 * name it caches was renamed or removed on the host, now that no OPEN
+	 * checks it (host-watch.c). */
+	VrAuditLevel level = vr_view->opts->audit_level;
+	if ((conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) && level < VR_AUDIT_OPENS && vr_watch_enabled()) {
+		vr_view->no_open = true;
+		conn->want &= ~(unsigned)FUSE_CAP_ATOMIC_O_TRUNC;
+	}
+	/* The same for directories, where the host watch can drop a listing
+	 * the kernel then keeps (opendir events are level "all"). */
+	if ((conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) && level < VR_AUDIT_ALL && vr_watch_enabled())
+		vr_view->no_opendir = true;
 }
 
 static char *make_run_id(void)

@@ -9,11 +9,13 @@ vr_require_cmd python3
 
 P="$T/project" M="$T/view"
 view_make_demo "$P"
+echo notes >"$P/notes.txt"
 
 session() {
 	cat "$M/README.md" >/dev/null
 	cat "$M/README.md" >/dev/null          # second read: not logged again at "reads"
-	printf '0123456789' >"$M/written.txt"  # create + close with bytes_written=10
+	printf '0123456789' >"$M/written.txt"  # create (+ write, or close with bytes_written=10 at opens)
+	printf 'more' >>"$M/notes.txt"        # a write to a file that was there
 	cat "$M/.env" 2>/dev/null || true       # hidden
 	echo x 2>/dev/null >>"$M/.git/config" || true  # read-only
 	ls "$M/src" >/dev/null
@@ -49,10 +51,12 @@ vr_check "the hidden lookup is logged with its rule" grep -q '"op":"lookup","pat
 vr_check "the read-only refusal is logged" grep -q '"path":".git/config","result":"readonly"' "$L"
 vr_check "refusals carry the process" grep -q '"result":"hidden".*"pid":[0-9]*,"comm":"cat"' "$L"
 vr_check "the first read is logged once" test "$(grep -c '"op":"read","path":"README.md"' "$L")" = 1
-vr_check "the write is logged at close with its byte count" grep -q '"op":"close","path":"written.txt".*"bytes_written":10' "$L"
-vr_check "a file open at SIGTERM still gets its close event" grep -q '"op":"close","path":"held.txt".*"bytes_written":2' "$L"
+vr_check "a write to an existing file is logged with the process" grep -q '"op":"write","path":"notes.txt","result":"ok","pid":[0-9]*,"comm":"' "$L"
+vr_check "a created file's write is logged" grep -q '"op":"write","path":"written.txt","result":"ok"' "$L"
+vr_check "so is the write of a file still open at SIGTERM" grep -q '"op":"write","path":"held.txt","result":"ok"' "$L"
 vr_check "create is logged" grep -q '"op":"create","path":"written.txt","result":"ok"' "$L"
 vr_check_not "plain opens are not logged at reads" grep -q '"op":"open","path":"README.md"' "$L"
+vr_check_not "nor closes" grep -q '"op":"close"' "$L"
 vr_check_not "lookups of visible names are not logged at reads" grep -q '"op":"lookup","path":"src"' "$L"
 
 # --- the hash chain (fusefs/audit-chain.h): sealed, and any flipped byte breaks it ---
@@ -96,6 +100,20 @@ L="$T/denied.jsonl"
 vr_check "denied: refusals are there" grep -q '"result":"hidden"' "$L"
 vr_check_not "denied: no reads" grep -q '"op":"read"' "$L"
 vr_check_not "denied: no writes" grep -q '"op":"create"' "$L"
+
+# --- opens: every open and close, with byte counts ---
+rm -f "$P/written.txt" "$P/held.txt"
+vr_mount "$P" "$M" --audit "$T/opens.jsonl" --audit-level opens || vr_fail "opens mount"
+session
+exec 8>>"$M/held.txt"
+printf 'ab' >&8
+vr_unmount
+exec 8>&-
+L="$T/opens.jsonl"
+vr_check "opens: a write is logged at close with its byte count" grep -q '"op":"close","path":"written.txt".*"bytes_written":10' "$L"
+vr_check "opens: a file open at SIGTERM still gets its close event" grep -q '"op":"close","path":"held.txt".*"bytes_written":2' "$L"
+vr_check "opens: a read-only open is logged" grep -q '"op":"open","path":"README.md","result":"ok"' "$L"
+vr_check "opens: the read-only refusal is logged at open" grep -q '"op":"open","path":".git/config","result":"readonly"' "$L"
 
 # --- all, to stderr ---
 rm -f "$P/written.txt"

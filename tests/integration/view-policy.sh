@@ -33,11 +33,17 @@ run_ops() {
 	local out
 	out=$(python3 - "$T/ops" <<'PY'
 import errno, os, sys
+def openw(path, flags):
+    # The refusal comes at open, or in the view's no-open mode (the kernel
+    # opens files without asking) at the first write: write a byte.
+    fd = os.open(path, flags)
+    try: os.write(fd, b"x")
+    finally: os.close(fd)
 def do(op, args):
     if op == "creat": os.close(os.open(args[0], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
-    elif op == "openw": os.close(os.open(args[0], os.O_WRONLY))
+    elif op == "openw": openw(args[0], os.O_WRONLY)
     elif op == "openr": os.close(os.open(args[0], os.O_RDONLY))
-    elif op == "append": os.close(os.open(args[0], os.O_WRONLY | os.O_APPEND))
+    elif op == "append": openw(args[0], os.O_WRONLY | os.O_APPEND)
     elif op == "mkdir": os.mkdir(args[0])
     elif op == "mkfifo": os.mkfifo(args[0])
     elif op == "symlink": os.symlink(args[0], args[1])
