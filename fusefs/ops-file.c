@@ -26,9 +26,18 @@ static VrFile *file_get(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	return vr_handle_get(req, vr_inode_get(ino), write);
 }
 
+/* Before the reply: once the kernel has it, an fh may be released (and
+ * freed) by another thread at any moment. */
 static void file_done(VrFile *f)
 {
 	vr_handle_put(f);
+}
+
+/* For a reply that still needs f's fd (spliced data): what to give back
+ * after it, taken before it. */
+static VrFile *file_handle(VrFile *f)
+{
+	return f->cached ? f : NULL;
 }
 
 static bool wants_write(int flags)
@@ -276,8 +285,9 @@ static void vr_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	buf.buf[0].fd = f->fd;
 	buf.buf[0].pos = off;
+	VrFile *handle = file_handle(f);
 	fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
-	file_done(f);
+	vr_handle_put(handle);
 }
 
 static void vr_ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in_buf, off_t off,
@@ -287,6 +297,7 @@ static void vr_ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 	if (!f)
 		return;
 	if (!f->writable || f->redacted) {
+		file_done(f);
 		fuse_reply_err(req, EBADF);
 		return;
 	}
