@@ -56,6 +56,7 @@ static struct {
 	size_t n_handles;
 	uint32_t opcode;      /* of the request being processed */
 	uint64_t unique;
+	bool no_open, no_opendir; /* the view's no-open mode (file-handles.c) */
 } K;
 
 static void node_add(uint64_t nodeid, uint64_t n)
@@ -462,7 +463,12 @@ static void step(Script *s)
 		                                 O_RDONLY | O_NOFOLLOW, O_RDONLY | O_DIRECTORY, O_WRONLY | O_TRUNC};
 		/* (the kernel strips O_CREAT, O_EXCL and O_NOCTTY from OPEN) */
 		struct fuse_open_in o = {.flags = modes[take8(s) % G_N_ELEMENTS(modes)]};
-		send(op % 34 == 14 ? FUSE_OPEN : FUSE_OPENDIR, node, &o, sizeof o);
+		bool dir = op % 34 == 15;
+		send(dir ? FUSE_OPENDIR : FUSE_OPEN, node, &o, sizeof o);
+		/* In no-open mode the view answers ENOSYS and the kernel opens
+		 * the node itself: its requests then come with fh 0. */
+		if (dir ? K.no_opendir : K.no_open)
+			handle_add(0, node, dir);
 		break;
 	}
 	case 16: case 17: {
@@ -635,6 +641,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	make_project();
 	memset(&K, 0, sizeof K);
+	/* The first byte picks the mode: open, no-open, no-opendir or both. */
+	uint8_t mode = size ? data[0] : 0;
+	if (size) {
+		data++;
+		size--;
+	}
+	K.no_open = mode & 1;
+	K.no_opendir = mode & 2;
 
 	VrViewOptions opts;
 	vr_view_options_init(&opts);
@@ -652,6 +666,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	v.policy = policy;
 	v.daemon_uid = geteuid();
 	v.daemon_gid = getegid();
+	v.no_open = K.no_open;
+	v.no_opendir = K.no_opendir;
 	struct stat st;
 	int rootfd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0 || fstat(rootfd, &st) < 0)
@@ -693,7 +709,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fuse_session_destroy(se);
 	se = NULL;
-	vr_files_close_all(&v);
+	vr_files_close_all(&v); /* and no-open handles */
 	vr_inode_table_free(&v);
 	vr_content_scan_free(&v);
 	g_free(v.root.relpath);
