@@ -226,7 +226,7 @@ static VrFile *make(fuse_req_t req, VrInode *inode, bool write)
 
 void vr_handle_wrote(fuse_req_t req, VrFile *f)
 {
-	if (!f->cached || atomic_load(&f->wrote) || atomic_exchange(&f->wrote, true))
+	if (!vr_view->no_open || atomic_load(&f->wrote) || atomic_exchange(&f->wrote, true))
 		return;
 	if (!vr_audit_wants(VR_AUDIT_WRITES))
 		return;
@@ -253,14 +253,6 @@ VrFile *vr_handle_get(fuse_req_t req, VrInode *inode, bool write)
 	if (f)
 		insert(f);
 	return f;
-}
-
-void vr_handle_adopt(fuse_req_t req, VrInode *inode, int fd)
-{
-	VrFile *f = handle_new(inode, fd, true, fuse_req_ctx(req)->pid,
-	                       atomic_load(&inode->relpath_gen), atomic_load(&H.epoch));
-	insert(f);
-	vr_handle_put(f);
 }
 
 /* Drops every handle nobody is using now (others go at their last put):

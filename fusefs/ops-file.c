@@ -70,6 +70,10 @@ static void file_free(VrFile *f)
 
 static void log_close(VrFile *f)
 {
+	/* No-open mode logs writes as they start (vr_handle_wrote), also for
+	 * the files CREATE opened: one kind of event below level opens. */
+	if (vr_view->no_open)
+		return;
 	uint64_t nr = atomic_load(&f->bytes_read), nw = atomic_load(&f->bytes_written);
 	VrAuditLevel level = nw > 0 ? VR_AUDIT_WRITES : VR_AUDIT_OPENS;
 	if (!vr_audit_wants(level))
@@ -216,22 +220,17 @@ static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		return;
 	}
 	vr_audit_req(req, VR_AUDIT_WRITES, "create", rel, "ok", NULL, NULL);
-	if (vr_view->no_open) {
-		/* No handle for the kernel (RELEASE may still come, with fh
-		 * 0); the fd becomes the inode's write handle. The cache is
-		 * kept like any no-open file's. */
-		if ((fi->flags & O_ACCMODE) != O_RDONLY)
-			vr_handle_adopt(req, vr_inode_get(e.ino), fd);
-		else
-			close(fd);
-		fi->fh = 0;
-		fi->keep_cache = 1;
-		fi->noflush = 1;
-		fuse_reply_create(req, &e, fi);
-		return;
-	}
 	VrFile *f = file_new(fd, vr_inode_get(e.ino), req, true);
 	fi->fh = (uintptr_t)f;
+	if (vr_view->no_open) {
+		/* The kernel still releases what CREATE opened, so the file
+		 * keeps the fd it was made with: a mode without write bits
+		 * (git's 0444 objects) cannot refuse the creator's writes, as
+		 * on the host. Its page cache is kept like any no-open file's,
+		 * and no FLUSH is sent (as for read-only opens). */
+		fi->keep_cache = 1;
+		fi->noflush = 1;
+	}
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
 		file_free(f);
 }
@@ -334,7 +333,7 @@ static void vr_ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 static void vr_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	if (!fi->fh) {
-		fuse_reply_err(req, 0); /* a file made by CREATE in no-open mode */
+		fuse_reply_err(req, 0); /* not sent in no-open mode; harmless */
 		return;
 	}
 	VrFile *f = file_of(fi);

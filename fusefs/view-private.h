@@ -208,12 +208,10 @@ bool vr_new_name_allowed(fuse_req_t req, const char *op, VrInode *parent, const 
  * name and file version. NULL after replying with the refusal. */
 VrFile *vr_handle_get(fuse_req_t req, VrInode *inode, bool write);
 void vr_handle_put(VrFile *f);
-/* After a write through f succeeded: a handle's first one is logged (level
- * writes), where open mode logs the close with its byte count. */
+/* After a write through f succeeded: in no-open mode the first one through
+ * each handle (or file made by CREATE) is logged (level writes), where open
+ * mode logs the close with its byte count. */
 void vr_handle_wrote(fuse_req_t req, VrFile *f);
-/* A file just made by CREATE: its writable fd becomes the inode's write
- * handle (taking ownership of fd). */
-void vr_handle_adopt(fuse_req_t req, VrInode *inode, int fd);
 /* Renames on the host or through the view: every handle checks its name
  * again before its next use. */
 void vr_handles_name_changed(void);

@@ -6,8 +6,9 @@
 #    refused (EACCES) and logged as a "write" refusal; O_TRUNC is refused as
 #    a "setattr"; the host file is unchanged;
 # 2. what open files must keep doing, as on the host: a file unlinked while
-#    open is read and written through its fd; a hard-linked file one of whose
-#    names was removed stays writable through the other;
+#    open is read and written through its fd; a file created 0444 is written
+#    by its creator; a hard-linked file one of whose names was removed stays
+#    writable through the other;
 # 3. a file the agent holds open (not read yet) that the host moves to a
 #    hidden name and fills with a secret gives nothing of it;
 # 4. listings without OPENDIR: a directory of 3,000 names (many READDIR
@@ -59,6 +60,13 @@ os.pwrite(fd, b"tail", 70000)
 assert os.pread(fd, 4, 70000) == b"tail"
 assert os.pread(fd, 70004, 0) == b"x" * 70000 + b"tail"
 os.close(fd)
+PY
+vr_check "a file created read-only (0444, as git's objects) is written by its creator" python3 - "$M/obj" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o444)
+os.write(fd, b"blob")
+os.close(fd)
+assert open(sys.argv[1], "rb").read() == b"blob"
 PY
 vr_check "a file the host removes while it is open still reads" python3 - "$M/notes.txt" "$P/notes.txt" <<'PY'
 import os, sys
