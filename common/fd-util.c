@@ -42,6 +42,28 @@ ssize_t vr_read_all(int fd, void *buf, size_t len)
 	return (ssize_t)got;
 }
 
+ssize_t vr_read_line(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+	if (len == 0)
+		return -EINVAL;
+	while (got + 1 < len) {
+		char c;
+		ssize_t n = read(fd, &c, 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			buf[got] = '\0';
+			return -errno;
+		}
+		if (n == 0 || c == '\n')
+			break;
+		buf[got++] = c;
+	}
+	buf[got] = '\0';
+	return (ssize_t)got;
+}
+
 int vr_close_from(int lowfd)
 {
 #ifdef SYS_close_range

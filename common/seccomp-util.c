@@ -1,8 +1,14 @@
 #include "seccomp-util.h"
 
 #include <errno.h>
+#include <linux/seccomp.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 int vr_seccomp_add_compat_arches(scmp_filter_ctx ctx)
 {
@@ -36,4 +42,46 @@ int vr_seccomp_deny_terminal_injection(scmp_filter_ctx ctx)
 	const struct scmp_arg_cmp tioclinux = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xFFFFFFFFu, (int)TIOCLINUX);
 	int r = vr_seccomp_deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tiocsti);
 	return r < 0 ? r : vr_seccomp_deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tioclinux);
+}
+
+int vr_seccomp_export(scmp_filter_ctx ctx, VrSeccompProg *prog)
+{
+	prog->insns = NULL;
+	prog->len = 0;
+	int fd = memfd_create("vr-seccomp", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	int r = seccomp_export_bpf(ctx, fd);
+	struct stat st;
+	if (r == 0 && fstat(fd, &st) < 0)
+		r = -errno;
+	if (r == 0 && (st.st_size <= 0 || st.st_size % (off_t)sizeof(struct sock_filter) != 0 ||
+	               st.st_size > (off_t)(BPF_MAXINSNS * sizeof(struct sock_filter))))
+		r = -EINVAL;
+	if (r == 0 && !(prog->insns = malloc((size_t)st.st_size)))
+		r = -ENOMEM;
+	if (r == 0 && pread(fd, prog->insns, (size_t)st.st_size, 0) != st.st_size)
+		r = -EIO;
+	close(fd);
+	if (r < 0) {
+		vr_seccomp_prog_free(prog);
+		return r;
+	}
+	prog->len = (size_t)st.st_size / sizeof(struct sock_filter);
+	return 0;
+}
+
+int vr_seccomp_load_prog(const VrSeccompProg *prog)
+{
+	struct sock_fprog fprog = {(unsigned short)prog->len, prog->insns};
+	if (!prog->insns || prog->len == 0)
+		return -EINVAL;
+	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) == 0 ? 0 : -errno;
+}
+
+void vr_seccomp_prog_free(VrSeccompProg *prog)
+{
+	free(prog->insns);
+	prog->insns = NULL;
+	prog->len = 0;
 }

@@ -3,7 +3,17 @@
  * daemon and the proxy (fusefs/confine.c). No glib: the first runs after
  * fork in the sandbox's child. */
 #pragma once
+#include <linux/filter.h>
+#include <stddef.h>
 #include <seccomp.h>
+
+/* A filter libseccomp has compiled to BPF: built once where time is free
+ * (the supervisor, while a daemon mounts) and loaded later where it is not
+ * (the sandbox's child, just before exec). */
+typedef struct {
+	struct sock_filter *insns; /* malloc'ed; NULL: not built */
+	size_t len;
+} VrSeccompProg;
 
 /* Adds the compat ABIs of the native one (i386 and x32 on x86-64, arm on
  * aarch64): their syscall numbers differ, so a filter for the native ABI
@@ -19,3 +29,10 @@ int vr_seccomp_deny(scmp_filter_ctx ctx, int err, int nr, unsigned nargs, const 
  * the kernel ignores the high half, and an exact 64-bit compare is bypassed
  * with junk there (CVE-2019-10063). 0 or -errno. */
 int vr_seccomp_deny_terminal_injection(scmp_filter_ctx ctx);
+
+/* Compiles ctx into prog (seccomp_export_bpf through a memfd). 0 or -errno. */
+int vr_seccomp_export(scmp_filter_ctx ctx, VrSeccompProg *prog);
+/* Installs prog on the calling thread, as seccomp_load would with the
+ * default attributes (no_new_privs must be set already). 0 or -errno. */
+int vr_seccomp_load_prog(const VrSeccompProg *prog);
+void vr_seccomp_prog_free(VrSeccompProg *prog);

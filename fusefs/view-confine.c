@@ -17,10 +17,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,10 +101,30 @@ static int allow_audit(VrLandlock *ll, const VrViewOptions *o)
 	return vr_landlock_allow_path(ll, dir, AUDIT_DIR_RIGHTS);
 }
 
+/* Tests only (tests/escape/startup-order.sh): VR_TEST_CONFINE=slow delays
+ * the confinement by a second, =fail makes it fail after that second. Both
+ * happen after the mount was reported, while the sandbox builds its root:
+ * a start-up that did not wait for "ready" would let COMMAND run while the
+ * daemon is not confined yet, or never will be. It can only slow or stop
+ * the daemon. */
+static int test_hook(void)
+{
+	const char *t = secure_getenv("VR_TEST_CONFINE");
+	if (!t || (strcmp(t, "slow") != 0 && strcmp(t, "fail") != 0))
+		return 0;
+	struct timespec ts = {1, 0};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	return strcmp(t, "fail") == 0 ? -EPERM : 0;
+}
+
 int vr_view_confine(VrView *v)
 {
 	const VrViewOptions *o = v->opts;
 	VrLandlock ll;
+	int hook = test_hook();
+	if (hook < 0)
+		return vr_log_errno(-hook, "the view daemon cannot confine itself (VR_TEST_CONFINE=fail)");
 	int r = vr_landlock_begin(&ll, VR_LL_FS_ALL, true,
 	                          VR_LL_SCOPE_ABSTRACT_UNIX_SOCKET | VR_LL_SCOPE_SIGNAL);
 	if (r < 0)
@@ -139,13 +161,25 @@ static void keeper_finish(char say)
 		(void)!write(K.fd, &say, 1);
 	close(K.fd);
 	K.fd = -1;
-	/* A lazy unmount does not wait for anyone; bounded all the same. */
-	for (int i = 0; i < 2000; i++) {
+	/* A lazy unmount does not wait for anyone; bounded all the same (10 s).
+	 * The keeper needs about a millisecond: a pidfd wakes us the moment
+	 * it ends (a flat 5 ms sleep was a fifth of the stop). */
+	int pfd = (int)syscall(SYS_pidfd_open, K.pid, 0);
+	if (pfd >= 0) {
+		struct pollfd p = {pfd, POLLIN, 0};
+		while (poll(&p, 1, 10000) < 0 && errno == EINTR)
+			;
+		close(pfd);
+	}
+	long ns = 50 * 1000;
+	for (long waited = 0; waited < 10L * 1000 * 1000 * 1000; waited += ns) {
 		pid_t r = waitpid(K.pid, NULL, WNOHANG);
 		if (r == K.pid || (r < 0 && errno != EINTR))
 			break;
-		struct timespec ts = {0, 5 * 1000 * 1000};
+		struct timespec ts = {0, ns};
 		nanosleep(&ts, NULL);
+		if (ns < 5 * 1000 * 1000)
+			ns *= 2;
 	}
 	K.pid = 0;
 }

@@ -136,6 +136,15 @@ static void marker(const char *op, uint64_t lookups)
 	vr_audit_emit_raw(json, strlen(json));
 }
 
+/* The first of the two lines on ready_fd: the mount exists, so the caller
+ * may bind it into a sandbox whose root it builds meanwhile. Nothing is
+ * served yet: the loop starts after the confinement and the audit log's
+ * first records, and only "ready" lets the caller start COMMAND. */
+static int report_mounted(const VrViewOptions *opts)
+{
+	return opts->ready_fd >= 0 ? vr_write_all(opts->ready_fd, "mounted\n", 8) : 0;
+}
+
 static int report_ready(const VrViewOptions *opts)
 {
 	if (opts->ready_fd >= 0) {
@@ -217,6 +226,10 @@ int vr_view_run(const VrViewOptions *opts)
 	if (fuse_session_mount(v.se, opts->mountpoint) != 0) {
 		ret = vr_log_errno(EIO, "cannot mount the view on %s", opts->mountpoint);
 		goto out_signals;
+	}
+	if ((ret = report_mounted(opts)) < 0) {
+		vr_log_errno(-ret, "cannot report the mount");
+		goto out_unmount;
 	}
 	/* (libgcc_s, which pthread_cancel needs when the loop ends its
 	 * workers, is loaded by vr_confine_apply while /usr/lib is readable.)

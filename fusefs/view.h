@@ -56,7 +56,8 @@ typedef struct {
 	 * owned by present_uid/present_gid. (uid_t)-1: present as they are. */
 	uid_t present_uid;
 	gid_t present_gid;
-	int ready_fd;            /* written "ready\n" once mounted, then closed; -1: print a line on stdout */
+	int ready_fd;            /* written "mounted\n" once mounted, "ready\n" once confined with the audit log
+	                          * started (nothing is served before), then closed; -1: print a line on stdout */
 	int event_fd;            /* other processes of the run send audit events (one JSON object per datagram); -1 none */
 	bool foreground_signals; /* install SIGINT/SIGTERM/SIGHUP handlers that unmount and exit 0 */
 	int journal_dir_fd;      /* >= 0: keep what the run changes there, for undo (docs/undo.md); -1: off */

@@ -93,7 +93,7 @@ static _Noreturn void run_child(const VrSandboxSpec *spec)
 		vr_die(VR_EXIT_ERROR, "no_new_privs: %s", strerror(errno));
 	if ((r = vr_sandbox_landlock_scope()) < 0)
 		vr_die(VR_EXIT_ERROR, "cannot apply the Landlock scopes: %s", strerror(-r));
-	if ((r = vr_sandbox_load_seccomp(spec->allow_userns)) < 0)
+	if ((r = vr_sandbox_load_seccomp(spec)) < 0)
 		vr_die(VR_EXIT_ERROR, "cannot load the seccomp filter: %s", strerror(-r));
 	exec_command(spec);
 }
@@ -106,10 +106,17 @@ void vr_sandbox_main(const VrSandboxSpec *spec)
 	char c;
 	if (read(spec->sync_fd, &c, 1) != 1)
 		_exit(VR_EXIT_ERROR);
-	close(spec->sync_fd);
 	prctl(PR_SET_DUMPABLE, 0);
 
+	/* The root is built while the view daemons confine themselves; the
+	 * second byte says they did and serve. EOF: one of them failed (it
+	 * said why), so COMMAND never starts. Only then the first request to
+	 * a view: the working directory inside it. */
 	vr_sandbox_build_root(spec);
+	if (read(spec->sync_fd, &c, 1) != 1)
+		_exit(VR_EXIT_ERROR);
+	close(spec->sync_fd);
+	vr_sandbox_enter_cwd(spec);
 
 	sigset_t set;
 	sigemptyset(&set);

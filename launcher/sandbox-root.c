@@ -120,8 +120,8 @@ static void do_bind(const VrSandboxOp *op, const char *dest)
 {
 	char src[PATH_MAX];
 	join(src, OLD, op->src);
-	struct stat st;
-	if (stat(src, &st) < 0) {
+	struct stat st = {.st_mode = S_IFDIR};
+	if (!(op->flags & VR_BIND_DIR) && stat(src, &st) < 0) {
 		if (op->flags & VR_BIND_TRY)
 			return;
 		vr_die(VR_EXIT_ERROR, "bind source %s: %s", op->src, strerror(errno));
@@ -277,7 +277,10 @@ void vr_sandbox_build_root(const VrSandboxSpec *spec)
 	if (mount_setattr(AT_FDCWD, "/", 0, &attr, sizeof attr) < 0 &&
 	    mount(NULL, "/", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
 		vr_die(VR_EXIT_ERROR, "cannot make the root read-only: %s", strerror(errno));
+}
 
+void vr_sandbox_enter_cwd(const VrSandboxSpec *spec)
+{
 	if (!spec->cwd || chdir(spec->cwd) < 0)
 		if (!spec->fallback_cwd || chdir(spec->fallback_cwd) < 0)
 			if (chdir("/") < 0)

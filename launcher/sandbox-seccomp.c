@@ -11,9 +11,10 @@
 #include <seccomp.h>
 #include <unistd.h>
 
-int vr_sandbox_load_seccomp(bool allow_userns)
+/* The filter's rules, in ctx (created here; the caller releases it). */
+static int build(bool allow_userns, scmp_filter_ctx *out)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	scmp_filter_ctx ctx = *out = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
 		return -ENOMEM;
 	int r = vr_seccomp_add_compat_arches(ctx);
@@ -45,8 +46,33 @@ int vr_sandbox_load_seccomp(bool allow_userns)
 		if ((r = vr_seccomp_deny(ctx, ENOSYS, SCMP_SYS(clone3), 0, NULL)) < 0)
 			goto out;
 	}
-	r = seccomp_load(ctx);
+	r = 0;
 out:
-	seccomp_release(ctx);
+	return r;
+}
+
+int vr_sandbox_seccomp_prepare(bool allow_userns, VrSeccompProg *prog)
+{
+	scmp_filter_ctx ctx;
+	int r = build(allow_userns, &ctx);
+	if (r == 0)
+		r = vr_seccomp_export(ctx, prog);
+	if (ctx)
+		seccomp_release(ctx);
+	return r;
+}
+
+int vr_sandbox_load_seccomp(const VrSandboxSpec *spec)
+{
+	/* Compiled by the supervisor while the view mounted: ~2 ms less
+	 * between "the views are ready" and exec. */
+	if (spec->seccomp.insns)
+		return vr_seccomp_load_prog(&spec->seccomp);
+	scmp_filter_ctx ctx;
+	int r = build(spec->allow_userns, &ctx);
+	if (r == 0)
+		r = seccomp_load(ctx);
+	if (ctx)
+		seccomp_release(ctx);
 	return r;
 }

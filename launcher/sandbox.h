@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "common/seccomp-util.h"
+
 typedef enum {
 	VR_OP_BIND,     /* src (host path) → dest; flags VR_BIND_* */
 	VR_OP_TMPFS,    /* fresh tmpfs at dest, mode, owned by the agent when VR_TMPFS_AGENT */
@@ -24,6 +26,7 @@ enum {
 	VR_BIND_DEV = 1 << 1,  /* keep device nodes usable (--dev-bind) */
 	VR_BIND_TRY = 1 << 2,  /* a missing source is skipped */
 	VR_TMPFS_AGENT = 1 << 3, /* the tmpfs belongs to the agent's uid/gid */
+	VR_BIND_DIR = 1 << 4,  /* the source is a directory: not stat'ed (a view that serves nothing yet) */
 };
 
 typedef struct {
@@ -48,12 +51,17 @@ typedef struct {
 	bool switch_uid;          /* become agent_uid/agent_gid before exec (host root case) */
 	uid_t agent_uid;
 	gid_t agent_gid;
-	int sync_fd;              /* read one byte before building; EOF = supervisor died */
+	VrSeccompProg seccomp;    /* COMMAND's filter, compiled (vr_sandbox_seccomp_prepare); NULL insns: compile it */
+	int sync_fd;              /* one byte before building the root, a second before COMMAND starts
+	                           * (the views are ready); EOF = stop without running COMMAND */
 } VrSandboxSpec;
 
 /* sandbox-root.c: builds the root from spec->ops under a fresh tmpfs and
- * pivots into it; dies (exit 125) with one line on failure. */
+ * pivots into it; dies (exit 125) with one line on failure. It touches no
+ * file of a VR_BIND_DIR source: the view may not serve yet. */
 void vr_sandbox_build_root(const VrSandboxSpec *spec);
+/* Then, once the views serve: spec->cwd, else fallback_cwd, else /. */
+void vr_sandbox_enter_cwd(const VrSandboxSpec *spec);
 /* sandbox-init.c: the entry point of the cloned child (pid 1). Never returns. */
 _Noreturn void vr_sandbox_main(const VrSandboxSpec *spec);
 /* sandbox-caps.c: drop the bounding set, ambient and every capability set;
@@ -67,8 +75,11 @@ int vr_sandbox_keep_only_kill(void);
  * files until EMFILE cannot take the view daemon's last descriptors.
  * 0 or -errno. */
 int vr_sandbox_limit_nofile(void);
-/* sandbox-seccomp.c: load the filter (native + compat ABIs). 0 or -errno. */
-int vr_sandbox_load_seccomp(bool allow_userns);
+/* sandbox-seccomp.c: COMMAND's filter (native + compat ABIs), compiled
+ * ahead (in the supervisor), and loaded: spec->seccomp, or compiled now
+ * when that is empty. 0 or -errno. */
+int vr_sandbox_seccomp_prepare(bool allow_userns, VrSeccompProg *prog);
+int vr_sandbox_load_seccomp(const VrSandboxSpec *spec);
 /* sandbox-landlock.c: Landlock scopes (abstract unix sockets, signals) where
  * the kernel has ABI >= 6; a no-op before. Needs no_new_privs. 0 or -errno. */
 int vr_sandbox_landlock_scope(void);

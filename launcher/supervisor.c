@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -247,12 +248,13 @@ static int wait_deadline(pid_t pid, int seconds)
 	return st;
 }
 
-/* Forks a view daemon with options O and waits until it has mounted.
- * CLOSE_IN_CHILD: an fd of ours the daemon must not keep (the sending end
+/* Forks a view daemon with options O. *READY_FD gets its two lines:
+ * "mounted", then "ready" (await_line). CLOSE_IN_CHILD: an fd of ours the daemon must not keep (the sending end
  * of the event socket, so the daemon never holds its own peer). WHAT names
- * it in messages. The pid, or -1 (logged). */
-static pid_t start_daemon(const VrViewOptions *opts, int close_in_child, const char *what)
+ * The pid, or -1 (logged). */
+static pid_t start_daemon(const VrViewOptions *opts, int close_in_child, int *ready_fd)
 {
+	*ready_fd = -1;
 	int ready[2];
 	if (pipe2(ready, O_CLOEXEC) < 0) {
 		vr_log_errno(errno, "pipe");
@@ -287,16 +289,34 @@ static pid_t start_daemon(const VrViewOptions *opts, int close_in_child, const c
 	}
 	setpgid(pid, pid); /* either side may run first */
 	close(ready[1]);
-	char buf[16] = "";
-	ssize_t n = vr_read_all(ready[0], buf, sizeof buf - 1);
-	close(ready[0]);
-	if (n <= 0 || strncmp(buf, "ready", 5) != 0) {
-		int st = wait_deadline(pid, 5);
-		if (vr_exit_status(st) != VR_VIEW_EXIT_AUDIT_FAILED) /* it said why */
-			vr_error("%s could not be mounted (daemon exit status %d)", what, vr_exit_status(st));
-		return -1;
-	}
+	*ready_fd = ready[0];
 	return pid;
+}
+
+/* Waits for the daemon's next line, WANT: "mounted" (the mount exists; the
+ * sandbox may bind it) or "ready" (it has confined itself and its audit log
+ * holds the run's first records: only now may it serve, and COMMAND start;
+ * the pipe is closed then). Lines, not EOF: the daemon's unmount keeper
+ * holds a copy of the pipe until it has closed its descriptors. On
+ * anything else the daemon is reaped (*PID becomes -1), the pipe closed,
+ * and -1 returned. WHAT names the daemon in messages. */
+static int await_line(pid_t *pid, int *ready_fd, const char *want, const char *what)
+{
+	char buf[16] = "";
+	ssize_t n = vr_read_line(*ready_fd, buf, sizeof buf);
+	gboolean ok = n > 0 && strcmp(buf, want) == 0;
+	if (ok && strcmp(want, "ready") != 0)
+		return 0;
+	close(*ready_fd);
+	*ready_fd = -1;
+	if (ok)
+		return 0;
+	int st = wait_deadline(*pid, 5);
+	*pid = -1;
+	if (vr_exit_status(st) != VR_VIEW_EXIT_AUDIT_FAILED) /* it said why */
+		vr_error("%s could not be %s (daemon exit status %d)", what,
+		         strcmp(want, "ready") == 0 ? "started" : "mounted", vr_exit_status(st));
+	return -1;
 }
 
 /* Options shared by every daemon of the run: who the agent is. */
@@ -312,7 +332,8 @@ static void view_options_base(VrViewOptions *o, const VrIdentity *id, uid_t agen
 }
 
 static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConfig *config,
-                        const VrIdentity *id, uid_t agent_uid, gid_t agent_gid, const VrRunAudit *audit)
+                        const VrIdentity *id, uid_t agent_uid, gid_t agent_gid, const VrRunAudit *audit,
+                        int *ready_fd)
 {
 	VrViewOptions o;
 	view_options_base(&o, id, agent_uid, agent_gid);
@@ -334,7 +355,7 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConf
 	 * Without it the run still goes on: a journal is a convenience. */
 	if (!plan->journal_off && vr_undo_journal_create(project, audit->run_id, &o.journal_dir_fd) == 0)
 		o.journal_max_size = plan->journal_max_size;
-	pid_t pid = start_daemon(&o, audit->send_fd, "the project view");
+	pid_t pid = start_daemon(&o, audit->send_fd, ready_fd);
 	if (o.journal_dir_fd >= 0)
 		close(o.journal_dir_fd);
 	return pid;
@@ -348,8 +369,9 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConf
  * would need a log of their own. The pid, 0 when the directory does not
  * exist, or -1. */
 static pid_t start_guard(const VrGuardedDir *g, const VrIdentity *id, uid_t agent_uid, gid_t agent_gid,
-                         int close_in_child)
+                         int close_in_child, int *ready_fd)
 {
+	*ready_fd = -1;
 	char dir[PATH_MAX];
 	struct stat st;
 	if (!realpath(g->dir, dir) || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
@@ -369,7 +391,10 @@ static pid_t start_guard(const VrGuardedDir *g, const VrIdentity *id, uid_t agen
 	o.mountpoint = dir;
 	o.policy = policy;
 	g_autofree char *what = g_strdup_printf("the guarded view of %s", dir);
-	return start_daemon(&o, close_in_child, what);
+	pid_t pid = start_daemon(&o, close_in_child, ready_fd);
+	if (pid > 0 && await_line(&pid, ready_fd, "mounted", what) < 0)
+		return -1;
+	return pid;
 }
 
 static void signal_daemons(pid_t daemon, GArray *guards, int sig)
@@ -396,6 +421,14 @@ static int stop_daemon(pid_t pid, const char *what)
 	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) && vr_exit_status(st) != VR_VIEW_EXIT_AUDIT_FAILED)
 		vr_warning("%s ended with status %d", what, vr_exit_status(st));
 	return vr_exit_status(st);
+}
+
+/* One byte to the sandbox's pid 1. A pid 1 that died building its root
+ * said why itself (its exit status follows). */
+static void sync_send(int fd, char c)
+{
+	if (send(fd, &c, 1, MSG_NOSIGNAL) != 1 && errno != EPIPE && errno != ECONNRESET)
+		vr_log_errno(errno, "cannot start the sandbox");
 }
 
 /* The proxy variables replace any of the same name the plan let through. */
@@ -556,7 +589,7 @@ int vr_supervisor_run(VrRunPlan *plan)
 	if (strcmp(home, "/") != 0 && !path_is_under(home, mount_at) && strcmp(home, "/tmp") != 0)
 		add_op(&l, VR_OP_TMPFS, NULL, home, VR_TMPFS_AGENT, 0700);
 	/* The project: the view, mounted over the project in our namespace. */
-	add_op(&l, VR_OP_BIND, project, mount_at, 0, 0);
+	add_op(&l, VR_OP_BIND, project, mount_at, VR_BIND_DIR, 0);
 	for (guint i = 0; config->ro_binds && i < config->ro_binds->len; i++) {
 		const char *p = g_ptr_array_index(config->ro_binds, i);
 		add_op(&l, VR_OP_BIND, p, p, VR_BIND_RO | VR_BIND_TRY, 0);
@@ -633,23 +666,36 @@ int vr_supervisor_run(VrRunPlan *plan)
 	gboolean started = FALSE;
 	pid_t daemon = -1, proxy = -1, sandbox = -1;
 	g_autoptr(GArray) guards = g_array_new(FALSE, FALSE, sizeof(pid_t));
+	g_autoptr(GArray) guard_ready = g_array_new(FALSE, FALSE, sizeof(int)); /* their "ready" pipes */
+	int daemon_ready = -1;
+	VrSeccompProg sandbox_seccomp = {NULL, 0};
 	pid_t helper;
 	int go_fd;
 	if (vr_userns_prepare(&id, &helper, &go_fd) < 0 || vr_userns_enter(&id, helper, go_fd) < 0)
 		goto out;
 
-	daemon = start_view(project, plan, config, &id, agent_uid, agent_gid, &audit);
+	daemon = start_view(project, plan, config, &id, agent_uid, agent_gid, &audit, &daemon_ready);
 	/* Only the daemon reads the events; nobody else may hold its end. */
 	close(audit.daemon_fd);
 	audit.daemon_fd = -1;
 	if (daemon < 0)
 		goto out;
+	/* COMMAND's seccomp filter is compiled while the daemon mounts (its
+	 * child would otherwise do it between "ready" and exec). */
+	if (vr_sandbox_seccomp_prepare(plan->allow_userns, &sandbox_seccomp) < 0)
+		vr_seccomp_prog_free(&sandbox_seccomp); /* the child compiles it then, and says why */
+	if (await_line(&daemon, &daemon_ready, "mounted", "the project view") < 0)
+		goto out;
 	for (guint i = 0; plan->guarded_dirs && i < plan->guarded_dirs->len; i++) {
-		pid_t g = start_guard(g_ptr_array_index(plan->guarded_dirs, i), &id, agent_uid, agent_gid, audit.send_fd);
+		int gr;
+		pid_t g = start_guard(g_ptr_array_index(plan->guarded_dirs, i), &id, agent_uid, agent_gid, audit.send_fd,
+		                      &gr);
 		if (g < 0)
 			goto out;
-		if (g > 0)
+		if (g > 0) {
 			g_array_append_val(guards, g);
+			g_array_append_val(guard_ready, gr);
+		}
 	}
 
 	vr_run_history_report(g_steal_pointer(&history), project);
@@ -667,10 +713,13 @@ int vr_supervisor_run(VrRunPlan *plan)
 		.switch_uid = id.host_root,
 		.agent_uid = agent_uid,
 		.agent_gid = agent_gid,
+		.seccomp = sandbox_seccomp,
 	};
+	/* A socket, not a pipe: the child may have died building its root
+	 * when the second byte goes out (MSG_NOSIGNAL, no SIGPIPE). */
 	int sync[2];
-	if (pipe2(sync, O_CLOEXEC) < 0) {
-		vr_log_errno(errno, "pipe");
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) < 0) {
+		vr_log_errno(errno, "socketpair");
 		goto out;
 	}
 	spec.sync_fd = sync[0];
@@ -723,10 +772,26 @@ int vr_supervisor_run(VrRunPlan *plan)
 			goto out;
 		}
 	}
+	/* "g": build the root (the views are mounted) while the daemons
+	 * confine themselves and write their first audit records. COMMAND
+	 * waits for the second byte, sent only once every daemon said
+	 * "ready": none serves a request before it is confined, and a log
+	 * that cannot be written stops the run before COMMAND starts. */
+	sync_send(sync[1], 'g');
+	gboolean all_ready = await_line(&daemon, &daemon_ready, "ready", "the project view") == 0;
+	for (guint i = 0; i < guards->len && all_ready; i++)
+		all_ready = await_line(&g_array_index(guards, pid_t, i), &g_array_index(guard_ready, int, i), "ready",
+		                       "a guarded view") == 0;
+	if (!all_ready) {
+		close(sync[1]); /* EOF: pid 1 exits without running COMMAND */
+		kill(sandbox, SIGKILL);
+		waitpid(sandbox, NULL, 0);
+		sandbox = -1;
+		goto out;
+	}
 	write_json_status(plan->json_status_fd, "{ \"child-pid\": %d }\n", (int)sandbox);
 	started = TRUE;
-	if (vr_write_all(sync[1], "g", 1) < 0)
-		vr_log_errno(errno, "cannot start the sandbox");
+	sync_send(sync[1], 'x');
 	close(sync[1]);
 
 	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
@@ -837,6 +902,11 @@ int vr_supervisor_run(VrRunPlan *plan)
 		status = VR_EXIT_ERROR;
 
 out:
+	if (daemon_ready >= 0)
+		close(daemon_ready);
+	for (guint i = 0; i < guard_ready->len; i++)
+		if (g_array_index(guard_ready, int, i) >= 0)
+			close(g_array_index(guard_ready, int, i));
 	if (sandbox > 0) {
 		kill(sandbox, SIGKILL);
 		waitpid(sandbox, NULL, 0);
@@ -857,6 +927,7 @@ out:
 	vr_run_audit_close(&audit);
 	if (started)
 		write_json_status(plan->json_status_fd, "{ \"exit-code\": %d }\n", status);
+	vr_seccomp_prog_free(&sandbox_seccomp);
 	g_array_unref(l.ops);
 	g_ptr_array_unref(l.strings);
 	return status;
