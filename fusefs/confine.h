@@ -30,8 +30,12 @@ struct VrView;
  * the audit log's directory and /proc (read-only). 0 or -errno (logged). */
 int vr_view_confine(struct VrView *v);
 /* Replaces fuse_session_unmount(): closes the FUSE device, then has the
- * keeper unmount and waits for it. Without a keeper, fuse_session_unmount. */
+ * keeper unmount (without waiting: vr_view_unmount_wait). Without a
+ * keeper, fuse_session_unmount. */
 void vr_view_unmount(struct fuse_session *se);
+/* Waits (up to 10 s) for the keeper to have unmounted and ended; tells it
+ * to unmount first if nothing did. A no-op without a keeper. */
+void vr_view_unmount_wait(void);
 /* Instead of vr_view_unmount (--audit-fail closed with keep-mount): the
  * keeper leaves without unmounting; the mount stays, dead, once the
  * session's device is closed. */

@@ -153,17 +153,26 @@ int vr_view_confine(VrView *v)
 	return 0;
 }
 
-static void keeper_finish(char say)
+/* Closing our end of the pipe (after an optional byte) is the keeper's cue. */
+static void keeper_tell(char say)
 {
-	if (K.pid <= 0)
+	if (K.fd < 0)
 		return;
 	if (say)
 		(void)!write(K.fd, &say, 1);
 	close(K.fd);
 	K.fd = -1;
+}
+
+void vr_view_unmount_wait(void)
+{
+	keeper_tell(0); /* when nobody told it yet */
+	if (K.pid <= 0)
+		return;
 	/* A lazy unmount does not wait for anyone; bounded all the same (10 s).
-	 * The keeper needs about a millisecond: a pidfd wakes us the moment
-	 * it ends (a flat 5 ms sleep was a fifth of the stop). */
+	 * The keeper needs about a millisecond (more when the kernel waits for
+	 * an RCU grace period): a pidfd wakes us the moment it ends (a flat
+	 * 5 ms sleep was a fifth of the stop). */
 	int pfd = (int)syscall(SYS_pidfd_open, K.pid, 0);
 	if (pfd >= 0) {
 		struct pollfd p = {pfd, POLLIN, 0};
@@ -187,12 +196,13 @@ static void keeper_finish(char say)
 void vr_view_unmount(struct fuse_session *se)
 {
 	/* Closes the device (the connection ends: the keeper holds no copy);
-	 * its umount2 is a no-op under the filter. */
+	 * its umount2 is a no-op under the filter. The keeper unmounts while
+	 * we flush the journal and the audit log. */
 	fuse_session_unmount(se);
-	keeper_finish(0);
+	keeper_tell(0);
 }
 
 void vr_view_keep_mount(void)
 {
-	keeper_finish('k');
+	keeper_tell('k');
 }

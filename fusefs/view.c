@@ -302,6 +302,7 @@ out_session:
 	if (vr_view_audit_failed())
 		ret = -EIO; /* also when it was the last records, the seal, that failed */
 out_table:
+	vr_view_unmount_wait(); /* the keeper unmounted while the logs were flushed */
 	vr_watch_stop(); /* when the loop never ran */
 	vr_watch_free();
 	vr_files_close_all(&v);
