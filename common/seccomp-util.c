@@ -71,12 +71,45 @@ int vr_seccomp_export(scmp_filter_ctx ctx, VrSeccompProg *prog)
 	return 0;
 }
 
-int vr_seccomp_load_prog(const VrSeccompProg *prog)
+int vr_seccomp_load_prog(const VrSeccompProg *prog, unsigned int flags)
 {
 	struct sock_fprog fprog = {(unsigned short)prog->len, prog->insns};
 	if (!prog->insns || prog->len == 0)
 		return -EINVAL;
-	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) == 0 ? 0 : -errno;
+	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &fprog);
+	if (r < 0)
+		return -errno;
+	return r == 0 ? 0 : -ESRCH; /* TSYNC: the id of a thread that could not follow */
+}
+
+int vr_seccomp_read_prog(int fd, VrSeccompProg *prog)
+{
+	size_t cap = BPF_MAXINSNS * sizeof(struct sock_filter), got = 0;
+	prog->insns = NULL;
+	prog->len = 0;
+	char *buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t n = read(fd, buf + got, cap - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (n > 0 && got + (size_t)n == cap)) {
+			int e = n < 0 ? errno : E2BIG;
+			free(buf);
+			return -e;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got == 0 || got % sizeof(struct sock_filter) != 0) {
+		free(buf);
+		return got == 0 ? 0 : -EINVAL;
+	}
+	prog->insns = (struct sock_filter *)buf;
+	prog->len = got / sizeof(struct sock_filter);
+	return 0;
 }
 
 void vr_seccomp_prog_free(VrSeccompProg *prog)

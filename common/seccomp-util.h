@@ -32,7 +32,10 @@ int vr_seccomp_deny_terminal_injection(scmp_filter_ctx ctx);
 
 /* Compiles ctx into prog (seccomp_export_bpf through a memfd). 0 or -errno. */
 int vr_seccomp_export(scmp_filter_ctx ctx, VrSeccompProg *prog);
-/* Installs prog on the calling thread, as seccomp_load would with the
- * default attributes (no_new_privs must be set already). 0 or -errno. */
-int vr_seccomp_load_prog(const VrSeccompProg *prog);
+/* Installs prog, as seccomp_load would (no_new_privs must be set already);
+ * FLAGS: SECCOMP_FILTER_FLAG_* (TSYNC: every thread). 0 or -errno. */
+int vr_seccomp_load_prog(const VrSeccompProg *prog, unsigned int flags);
+/* Reads a program (its instructions, as another process compiled them)
+ * from fd until EOF into prog: 0 (prog empty when nothing came) or -errno. */
+int vr_seccomp_read_prog(int fd, VrSeccompProg *prog);
 void vr_seccomp_prog_free(VrSeccompProg *prog);

@@ -11,6 +11,7 @@
 #include "seccomp-util.h"
 
 #include <dlfcn.h>
+#include <linux/seccomp.h>
 #include <errno.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -30,9 +31,10 @@
 #define VR_CONFINE_PTRACE SCMP_SYS(ptrace),
 #endif
 
-int vr_confine_seccomp(unsigned flags)
+/* The deny-list's rules in a new ctx (the caller releases it, even on error). */
+static int build(unsigned flags, scmp_filter_ctx *out)
 {
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	scmp_filter_ctx ctx = *out = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
 		return -ENOMEM;
 	int r = vr_seccomp_add_compat_arches(ctx);
@@ -78,13 +80,38 @@ int vr_confine_seccomp(unsigned flags)
 	if ((r = vr_seccomp_deny(ctx, ENOSYS, SCMP_SYS(clone3), 0, NULL)) < 0 ||
 	    (r = vr_seccomp_deny_terminal_injection(ctx)) < 0)
 		goto out;
-	r = seccomp_load(ctx);
 out:
-	seccomp_release(ctx);
+	return r;
+}
+
+int vr_confine_seccomp(unsigned flags)
+{
+	scmp_filter_ctx ctx;
+	int r = build(flags, &ctx);
+	if (r == 0)
+		r = seccomp_load(ctx);
+	if (ctx)
+		seccomp_release(ctx);
+	return r;
+}
+
+int vr_confine_seccomp_prepare(unsigned flags, VrSeccompProg *prog)
+{
+	scmp_filter_ctx ctx;
+	int r = build(flags, &ctx);
+	if (r == 0)
+		r = vr_seccomp_export(ctx, prog);
+	if (ctx)
+		seccomp_release(ctx);
 	return r;
 }
 
 int vr_confine_apply(VrLandlock *ll, unsigned flags)
+{
+	return vr_confine_apply_prog(ll, flags, NULL);
+}
+
+int vr_confine_apply_prog(VrLandlock *ll, unsigned flags, const VrSeccompProg *prog)
 {
 	/* glibc loads libgcc_s on the first pthread_cancel or unwind (libfuse
 	 * cancels its workers at the end): load it now, while /usr/lib is
@@ -93,7 +120,12 @@ int vr_confine_apply(VrLandlock *ll, unsigned flags)
 	int r = vr_landlock_enforce(ll); /* sets no_new_privs first */
 	if (r < 0)
 		return r;
-	r = vr_confine_seccomp(flags);
+	/* Compiled ahead by the supervisor (vr_confine_seccomp_prepare), for
+	 * every thread (TSYNC), as vr_confine_seccomp loads it. */
+	if (prog && prog->insns)
+		r = vr_seccomp_load_prog(prog, SECCOMP_FILTER_FLAG_TSYNC);
+	else
+		r = vr_confine_seccomp(flags);
 	/* No seccomp() at all (valgrind does not emulate it; a kernel without
 	 * CONFIG_SECCOMP_FILTER could not start a sandbox anyway): best
 	 * effort, like Landlock. Any other failure is one. */

@@ -7,6 +7,7 @@
 #pragma once
 #include <stdbool.h>
 #include "landlock.h"
+#include "seccomp-util.h"
 
 enum {
 	/* umount/umount2 return 0 without acting instead of EPERM: libfuse's
@@ -18,10 +19,15 @@ enum {
 /* Loads the seccomp deny-list (native and compat ABIs, all threads).
  * 0 or -errno. */
 int vr_confine_seccomp(unsigned flags);
+/* The same filter compiled to BPF, for another process to load with
+ * vr_confine_apply_prog. 0 or -errno. */
+int vr_confine_seccomp_prepare(unsigned flags, VrSeccompProg *prog);
 
 /* no_new_privs, then ll enforced (if the kernel has Landlock), then the
  * seccomp filter. ll is consumed. 0 or -errno (logged by the caller). */
 int vr_confine_apply(VrLandlock *ll, unsigned flags);
+/* The same with the filter already compiled (prog, when it holds one). */
+int vr_confine_apply_prog(VrLandlock *ll, unsigned flags, const VrSeccompProg *prog);
 
 struct fuse_session;
 struct VrView;

@@ -146,7 +146,16 @@ int vr_view_confine(VrView *v)
 		vr_landlock_abandon(&ll);
 		return vr_log_errno(-r, "cannot start the unmount helper");
 	}
-	if ((r = vr_confine_apply(&ll, VR_CONFINE_UMOUNT_NOOP)) < 0)
+	VrSeccompProg prog = {NULL, 0};
+	if (o->seccomp_fd >= 0) {
+		/* Nothing, or a failed read: compiled here instead. */
+		if (vr_seccomp_read_prog(o->seccomp_fd, &prog) < 0)
+			vr_seccomp_prog_free(&prog);
+		close(o->seccomp_fd);
+	}
+	r = vr_confine_apply_prog(&ll, VR_CONFINE_UMOUNT_NOOP, &prog);
+	vr_seccomp_prog_free(&prog);
+	if (r < 0)
 		return vr_log_errno(-r, "the view daemon cannot confine itself (no_new_privs, Landlock, seccomp)");
 	if (ll.abi == 0)
 		vr_debug("Landlock is not available: the view daemon runs with seccomp and no_new_privs only");

@@ -58,6 +58,8 @@ typedef struct {
 	gid_t present_gid;
 	int ready_fd;            /* written "mounted\n" once mounted, "ready\n" once confined with the audit log
 	                          * started (nothing is served before), then closed; -1: print a line on stdout */
+	int seccomp_fd;          /* >= 0: the daemon's seccomp filter, compiled (BPF until EOF; nothing: compile
+	                          * it here), read before confining; vault-run run compiles it while we mount */
 	int event_fd;            /* other processes of the run send audit events (one JSON object per datagram); -1 none */
 	bool foreground_signals; /* install SIGINT/SIGTERM/SIGHUP handlers that unmount and exit 0 */
 	int journal_dir_fd;      /* >= 0: keep what the run changes there, for undo (docs/undo.md); -1: off */

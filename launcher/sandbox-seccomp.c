@@ -67,7 +67,7 @@ int vr_sandbox_load_seccomp(const VrSandboxSpec *spec)
 	/* Compiled by the supervisor while the view mounted: ~2 ms less
 	 * between "the views are ready" and exec. */
 	if (spec->seccomp.insns)
-		return vr_seccomp_load_prog(&spec->seccomp);
+		return vr_seccomp_load_prog(&spec->seccomp, 0);
 	scmp_filter_ctx ctx;
 	int r = build(spec->allow_userns, &ctx);
 	if (r == 0)

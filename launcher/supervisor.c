@@ -45,6 +45,7 @@
 #include "run-secrets.h"
 #include "undo.h"
 #include "view.h"
+#include "confine.h"
 
 #define AGENT_ID 65534
 #define VR_EXIT_TIMEOUT 124
@@ -249,14 +250,16 @@ static int wait_deadline(pid_t pid, int seconds)
 }
 
 /* Forks a view daemon with options O. *READY_FD gets its two lines:
- * "mounted", then "ready" (await_line). CLOSE_IN_CHILD: an fd of ours the daemon must not keep (the sending end
+ * "mounted", then "ready" (await_line). FILTER_FD, unless NULL, gets the
+ * end of a pipe the daemon reads its compiled seccomp filter from (until
+ * EOF; nothing: it compiles the filter itself). CLOSE_IN_CHILD: an fd of ours the daemon must not keep (the sending end
  * of the event socket, so the daemon never holds its own peer). WHAT names
  * The pid, or -1 (logged). */
-static pid_t start_daemon(const VrViewOptions *opts, int close_in_child, int *ready_fd)
+static pid_t start_daemon(const VrViewOptions *opts, int close_in_child, int *ready_fd, int *filter_fd)
 {
 	*ready_fd = -1;
-	int ready[2];
-	if (pipe2(ready, O_CLOEXEC) < 0) {
+	int ready[2], filter[2] = {-1, -1};
+	if (pipe2(ready, O_CLOEXEC) < 0 || (filter_fd && pipe2(filter, O_CLOEXEC) < 0)) {
 		vr_log_errno(errno, "pipe");
 		return -1;
 	}
@@ -266,6 +269,10 @@ static pid_t start_daemon(const VrViewOptions *opts, int close_in_child, int *re
 		vr_log_errno(errno, "fork");
 		close(ready[0]);
 		close(ready[1]);
+		if (filter_fd) {
+			close(filter[0]);
+			close(filter[1]);
+		}
 		return -1;
 	}
 	if (pid == 0) {
@@ -285,11 +292,19 @@ static pid_t start_daemon(const VrViewOptions *opts, int close_in_child, int *re
 		vr_git_history_close_inherited();
 		VrViewOptions o = *opts;
 		o.ready_fd = ready[1];
+		if (filter_fd) {
+			close(filter[1]);
+			o.seccomp_fd = filter[0];
+		}
 		_exit(vr_view_run(&o) < 0 ? (vr_view_audit_failed() ? VR_VIEW_EXIT_AUDIT_FAILED : 1) : 0);
 	}
 	setpgid(pid, pid); /* either side may run first */
 	close(ready[1]);
 	*ready_fd = ready[0];
+	if (filter_fd) {
+		close(filter[0]);
+		*filter_fd = filter[1];
+	}
 	return pid;
 }
 
@@ -319,6 +334,27 @@ static int await_line(pid_t *pid, int *ready_fd, const char *want, const char *w
 	return -1;
 }
 
+/* The daemon's seccomp filter, compiled here, written in one write of at
+ * most PIPE_BUF bytes (atomic: the daemon reads all of it or nothing, and
+ * then compiles it itself), then FD is closed. A daemon that died already
+ * must not take us with it: SIGPIPE is ignored for that write. */
+static void send_daemon_filter(int fd)
+{
+	VrSeccompProg prog;
+	if (fd >= 0 && vr_confine_seccomp_prepare(VR_CONFINE_UMOUNT_NOOP, &prog) == 0) {
+		size_t n = prog.len * sizeof *prog.insns;
+		if (n <= PIPE_BUF) {
+			struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+			sigaction(SIGPIPE, &ign, &old);
+			(void)!write(fd, prog.insns, n);
+			sigaction(SIGPIPE, &old, NULL);
+		}
+		vr_seccomp_prog_free(&prog);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
 /* Options shared by every daemon of the run: who the agent is. */
 static void view_options_base(VrViewOptions *o, const VrIdentity *id, uid_t agent_uid, gid_t agent_gid)
 {
@@ -333,7 +369,7 @@ static void view_options_base(VrViewOptions *o, const VrIdentity *id, uid_t agen
 
 static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConfig *config,
                         const VrIdentity *id, uid_t agent_uid, gid_t agent_gid, const VrRunAudit *audit,
-                        int *ready_fd)
+                        int *ready_fd, int *filter_fd)
 {
 	VrViewOptions o;
 	view_options_base(&o, id, agent_uid, agent_gid);
@@ -355,7 +391,7 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConf
 	 * Without it the run still goes on: a journal is a convenience. */
 	if (!plan->journal_off && vr_undo_journal_create(project, audit->run_id, &o.journal_dir_fd) == 0)
 		o.journal_max_size = plan->journal_max_size;
-	pid_t pid = start_daemon(&o, audit->send_fd, ready_fd);
+	pid_t pid = start_daemon(&o, audit->send_fd, ready_fd, filter_fd);
 	if (o.journal_dir_fd >= 0)
 		close(o.journal_dir_fd);
 	return pid;
@@ -391,7 +427,7 @@ static pid_t start_guard(const VrGuardedDir *g, const VrIdentity *id, uid_t agen
 	o.mountpoint = dir;
 	o.policy = policy;
 	g_autofree char *what = g_strdup_printf("the guarded view of %s", dir);
-	pid_t pid = start_daemon(&o, close_in_child, ready_fd);
+	pid_t pid = start_daemon(&o, close_in_child, ready_fd, NULL);
 	if (pid > 0 && await_line(&pid, ready_fd, "mounted", what) < 0)
 		return -1;
 	return pid;
@@ -674,14 +710,18 @@ int vr_supervisor_run(VrRunPlan *plan)
 	if (vr_userns_prepare(&id, &helper, &go_fd) < 0 || vr_userns_enter(&id, helper, go_fd) < 0)
 		goto out;
 
-	daemon = start_view(project, plan, config, &id, agent_uid, agent_gid, &audit, &daemon_ready);
+	int daemon_filter = -1;
+	daemon = start_view(project, plan, config, &id, agent_uid, agent_gid, &audit, &daemon_ready, &daemon_filter);
 	/* Only the daemon reads the events; nobody else may hold its end. */
 	close(audit.daemon_fd);
 	audit.daemon_fd = -1;
 	if (daemon < 0)
 		goto out;
-	/* COMMAND's seccomp filter is compiled while the daemon mounts (its
-	 * child would otherwise do it between "ready" and exec). */
+	/* The daemon's seccomp filter and COMMAND's are compiled while the
+	 * daemon mounts: not in the daemon between "mounted" and "ready", not
+	 * in the sandbox's child between "ready" and exec. The pipe is closed
+	 * before anything else is forked (EOF for the daemon). */
+	send_daemon_filter(daemon_filter);
 	if (vr_sandbox_seccomp_prepare(plan->allow_userns, &sandbox_seccomp) < 0)
 		vr_seccomp_prog_free(&sandbox_seccomp); /* the child compiles it then, and says why */
 	if (await_line(&daemon, &daemon_ready, "mounted", "the project view") < 0)
