@@ -131,6 +131,12 @@ bool vr_evict_wait_for_room(void);
 /* Called after an inode is added: wakes the evictor past the high mark. */
 void vr_evict_kick_if_full(size_t table_size);
 
+/* readahead.c: the mount's read-ahead, raised through sysfs (root only)
+ * after mounting and before INIT is answered; vr_ll_init asks for the same
+ * size in max_readahead so the INIT reply does not lower it again. */
+#define VR_VIEW_READ_AHEAD (2u << 20)
+void vr_view_raise_readahead(const char *mountpoint); /* absolute, no symlinks */
+
 /* host-watch.c: long cache timeouts where inotify reports host changes;
  * the invalidations go out from a helper thread. */
 #define VR_WATCHED_TIMEOUT 3600.0

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -115,6 +116,10 @@ static void vr_ll_init(void *userdata, struct fuse_conn_info *conn)
 	 * the kernel then keeps (opendir events are level "all"). */
 	if ((conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) && level < VR_AUDIT_ALL && vr_watch_enabled())
 		vr_view->no_opendir = true;
+	/* The kernel keeps the smaller of this and the bdi's read-ahead,
+	 * which vr_view_raise_readahead has just raised (or not). */
+	if (conn->max_readahead < VR_VIEW_READ_AHEAD)
+		conn->max_readahead = VR_VIEW_READ_AHEAD;
 }
 
 static char *make_run_id(void)
@@ -162,7 +167,7 @@ int vr_view_run(const VrViewOptions *opts)
 	VrView v = {0};
 	struct fuse_lowlevel_ops ops = {0};
 	struct stat st;
-	g_autofree char *mount_opts = NULL, *run_id = NULL;
+	g_autofree char *mount_opts = NULL, *run_id = NULL, *mountpoint_abs = NULL;
 	int ret = 0;
 
 	if (!opts->project || !opts->mountpoint || !opts->policy)
@@ -224,6 +229,9 @@ int vr_view_run(const VrViewOptions *opts)
 		ret = vr_log_errno(EIO, "cannot install signal handlers");
 		goto out_session;
 	}
+	/* Resolved before mounting: afterwards a stat of the mount point would
+	 * wait for the INIT reply this thread has not sent yet. */
+	mountpoint_abs = realpath(opts->mountpoint, NULL);
 	if (fuse_session_mount(v.se, opts->mountpoint) != 0) {
 		ret = vr_log_errno(EIO, "cannot mount the view on %s", opts->mountpoint);
 		goto out_signals;
@@ -232,6 +240,7 @@ int vr_view_run(const VrViewOptions *opts)
 		vr_log_errno(-ret, "cannot report the mount");
 		goto out_unmount;
 	}
+	vr_view_raise_readahead(mountpoint_abs);
 	/* (libgcc_s, which pthread_cancel needs when the loop ends its
 	 * workers, is loaded by vr_confine_apply while /usr/lib is readable.)
 	 * The watch's inotify and eventfd descriptors, then confined before
