@@ -116,6 +116,16 @@ static void vr_ll_init(void *userdata, struct fuse_conn_info *conn)
 	 * the kernel then keeps (opendir events are level "all"). */
 	if ((conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) && level < VR_AUDIT_ALL && vr_watch_enabled())
 		vr_view->no_opendir = true;
+	/* Set-user-ID and set-group-ID bits: the daemon, as root, writes and
+	 * truncates with CAP_FSETID, so the host never drops them for it. The
+	 * kernel drops them itself (a SETATTR of the mode) when the agent
+	 * lacks CAP_FSETID, unless told that the daemon does (HANDLE_KILLPRIV,
+	 * which libfuse 3.14 asks for by default), and for an open with
+	 * O_TRUNC only when the truncation is a SETATTR of its own rather than
+	 * a flag of OPEN (ATOMIC_O_TRUNC): an extra SETATTR per truncating
+	 * open of an existing file, as in no-open mode above
+	 * (tests/integration/view-killpriv.sh). */
+	conn->want &= ~(unsigned)(FUSE_CAP_HANDLE_KILLPRIV | FUSE_CAP_ATOMIC_O_TRUNC);
 	/* The kernel keeps the smaller of this and the bdi's read-ahead,
 	 * which vr_view_raise_readahead has just raised (or not). */
 	if (conn->max_readahead < VR_VIEW_READ_AHEAD)
