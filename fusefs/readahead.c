@@ -3,8 +3,8 @@
  * it (fs/fuse/inode.c takes the minimum): a first sequential read of a
  * large file costs one READ round trip per 128 KiB. Root may raise it in
  * /sys/class/bdi/MAJ:MIN/read_ahead_kb; with VR_VIEW_READ_AHEAD the kernel
- * sends READs of max_pages (1 MiB) and keeps two in flight, so both of the
- * daemon's threads work (docs/PERFORMANCE.md "1 GiB file").
+ * sends READs of VR_VIEW_MAX_READ and keeps several in flight, so more than
+ * one of the daemon's threads works (docs/PERFORMANCE.md "1 GiB file").
  *
  * Written after the mount and before the loop answers INIT, so vr_ll_init's
  * max_readahead (the same size) keeps it; without the right to write sysfs

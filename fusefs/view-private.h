@@ -135,6 +135,11 @@ void vr_evict_kick_if_full(size_t table_size);
  * after mounting and before INIT is answered; vr_ll_init asks for the same
  * size in max_readahead so the INIT reply does not lower it again. */
 #define VR_VIEW_READ_AHEAD (2u << 20)
+/* The largest READ: libfuse splices a reply (host file → pipe → /dev/fuse,
+ * no copy in the daemon) only when the pipe can hold it, and a pipe grows
+ * to /proc/sys/fs/pipe-max-size (1 MiB) without CAP_SYS_RESOURCE; the
+ * kernel's 1 MiB READs (max_pages) would be copied twice instead. */
+#define VR_VIEW_MAX_READ (512u << 10)
 void vr_view_raise_readahead(const char *mountpoint); /* absolute, no symlinks */
 
 /* host-watch.c: long cache timeouts where inotify reports host changes;

@@ -130,6 +130,8 @@ static void vr_ll_init(void *userdata, struct fuse_conn_info *conn)
 	 * which vr_view_raise_readahead has just raised (or not). */
 	if (conn->max_readahead < VR_VIEW_READ_AHEAD)
 		conn->max_readahead = VR_VIEW_READ_AHEAD;
+	/* What the max_read mount option says (libfuse checks they agree). */
+	conn->max_read = VR_VIEW_MAX_READ;
 }
 
 static char *make_run_id(void)
@@ -223,10 +225,11 @@ int vr_view_run(const VrViewOptions *opts)
 	 * presented owner before a request reaches the daemon, so another uid
 	 * let in by allow_other gets no more than the modes say, and a
 	 * read-only file (write bits hidden) is refused early. The daemon
-	 * still enforces the policy itself: root bypasses mode bits. */
+	 * still enforces the policy itself: root bypasses mode bits.
+	 * max_read: READ replies small enough to splice (VR_VIEW_MAX_READ). */
 	mount_opts = g_strdup_printf(
-		"fsname=vault-run,subtype=vault-run,default_permissions%s",
-		opts->allow_other ? ",allow_other" : "");
+		"fsname=vault-run,subtype=vault-run,default_permissions,max_read=%u%s",
+		VR_VIEW_MAX_READ, opts->allow_other ? ",allow_other" : "");
 	char *argv[] = {(char *)"vault-run", (char *)"-o", mount_opts, NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
 	v.se = fuse_session_new(&args, &ops, sizeof ops, NULL);
