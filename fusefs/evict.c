@@ -82,7 +82,8 @@ static void evict_once(bool urgent)
 	gint64 now = g_get_monotonic_time();
 
 	pthread_mutex_lock(&v->table_lock);
-	size_t n = g_hash_table_size(v->table);
+	/* Inodes hold an fd each, some a second one (create_fd). */
+	size_t n = g_hash_table_size(v->table) + atomic_load(&v->create_fds);
 	bool pressure = urgent || n > high;
 	/* Age alone evicts only past the low mark: with long cache timeouts
 	 * (host-watch.c) the kernel serves a warm tree without lookups, so

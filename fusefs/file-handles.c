@@ -163,6 +163,18 @@ static bool name_loss_harmless(VrInode *inode)
 	return fstatat(inode->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 && st.st_nlink == 0;
 }
 
+/* The fd the file was created with (ops-file.c keep_create_fd), when it
+ * gives the access asked for: a copy, or -1 with errno EACCES. */
+static int creator_fd(VrInode *inode, bool write)
+{
+	int cfd = atomic_load(&inode->create_fd);
+	int acc = cfd >= 0 ? fcntl(cfd, F_GETFL) & O_ACCMODE : -1;
+	if (acc == O_RDWR || acc == (write ? O_WRONLY : O_RDONLY))
+		return fcntl(cfd, F_DUPFD_CLOEXEC, 3);
+	errno = EACCES;
+	return -1;
+}
+
 /* What vr_ll_open decides in open mode, for a handle. */
 static VrFile *make(fuse_req_t req, VrInode *inode, bool write)
 {
@@ -204,6 +216,8 @@ static VrFile *make(fuse_req_t req, VrInode *inode, bool write)
 	char proc[64];
 	vr_proc_path(proc, inode->fd);
 	int fd = open(proc, (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 && errno == EACCES)
+		fd = creator_fd(inode, write);
 	if (fd < 0) {
 		int err = errno;
 		if (write)
@@ -226,7 +240,7 @@ static VrFile *make(fuse_req_t req, VrInode *inode, bool write)
 
 void vr_handle_wrote(fuse_req_t req, VrFile *f)
 {
-	if (!vr_view->no_open || atomic_load(&f->wrote) || atomic_exchange(&f->wrote, true))
+	if (!f->cached || atomic_load(&f->wrote) || atomic_exchange(&f->wrote, true))
 		return;
 	if (!vr_audit_wants(VR_AUDIT_WRITES))
 		return;

@@ -32,6 +32,10 @@ static void inode_free(VrInode *inode)
 		vr_watch_forget(inode);
 	if (inode->fd >= 0)
 		close(inode->fd);
+	if (inode->create_fd >= 0) {
+		close(inode->create_fd);
+		atomic_fetch_sub(&vr_view->create_fds, 1);
+	}
 	g_free(inode->relpath);
 	g_free(inode->name);
 	g_free(inode);
@@ -102,6 +106,7 @@ VrInode *vr_inode_intern(int fd, const struct stat *st, const char *relpath, VrD
 		inode = g_new0(VrInode, 1);
 		inode->fd = fd;
 		inode->wd = -1;
+		inode->create_fd = -1;
 		inode->dev = st->st_dev;
 		inode->ino = st->st_ino;
 		inode->type = st->st_mode & S_IFMT;
@@ -111,7 +116,7 @@ VrInode *vr_inode_intern(int fd, const struct stat *st, const char *relpath, VrD
 		inode->decision = decision;
 		g_hash_table_add(v->table, inode);
 	}
-	size_t size = g_hash_table_size(v->table);
+	size_t size = g_hash_table_size(v->table) + atomic_load(&v->create_fds);
 	pthread_mutex_unlock(&v->table_lock);
 	vr_evict_kick_if_full(size);
 	return inode;

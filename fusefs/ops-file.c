@@ -70,10 +70,6 @@ static void file_free(VrFile *f)
 
 static void log_close(VrFile *f)
 {
-	/* No-open mode logs writes as they start (vr_handle_wrote), also for
-	 * the files CREATE opened: one kind of event below level opens. */
-	if (vr_view->no_open)
-		return;
 	uint64_t nr = atomic_load(&f->bytes_read), nw = atomic_load(&f->bytes_written);
 	VrAuditLevel level = nw > 0 ? VR_AUDIT_WRITES : VR_AUDIT_OPENS;
 	if (!vr_audit_wants(level))
@@ -193,6 +189,24 @@ static void vr_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	}
 }
 
+/* The fd lives until the inode is forgotten (the kernel forgets no inode
+ * a file is open on); the evictor counts it. Only when needed: the access
+ * the creator asked for, which the mode would not give again. */
+static void keep_create_fd(VrInode *inode, int fd, mode_t mode, int flags)
+{
+	int acc = flags & O_ACCMODE;
+	bool reopen_fails = ((acc == O_WRONLY || acc == O_RDWR) && !(mode & S_IWUSR)) ||
+	                    ((acc == O_RDONLY || acc == O_RDWR) && !(mode & S_IRUSR));
+	int none = -1;
+	/* pwrite at the offsets the kernel sends, not at the end. */
+	if (reopen_fails && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_APPEND) == 0 &&
+	    atomic_compare_exchange_strong(&inode->create_fd, &none, fd)) {
+		atomic_fetch_add(&vr_view->create_fds, 1);
+		return;
+	}
+	close(fd);
+}
+
 static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
                          struct fuse_file_info *fi)
 {
@@ -220,17 +234,21 @@ static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		return;
 	}
 	vr_audit_req(req, VR_AUDIT_WRITES, "create", rel, "ok", NULL, NULL);
-	VrFile *f = file_new(fd, vr_inode_get(e.ino), req, true);
-	fi->fh = (uintptr_t)f;
 	if (vr_view->no_open) {
-		/* The kernel still releases what CREATE opened, so the file
-		 * keeps the fd it was made with: a mode without write bits
-		 * (git's 0444 objects) cannot refuse the creator's writes, as
-		 * on the host. Its page cache is kept like any no-open file's,
-		 * and no FLUSH is sent (as for read-only opens). */
+		/* Once no-open mode is on the kernel never releases what
+		 * CREATE opens: no fh. Its reads and writes get handles like
+		 * any file's; a mode that would refuse the creator a new fd
+		 * (git makes its objects 0444 and then writes them) keeps this
+		 * one on the inode, as the creator's open does on the host. */
+		keep_create_fd(vr_inode_get(e.ino), fd, mode, fi->flags);
+		fi->fh = 0;
 		fi->keep_cache = 1;
 		fi->noflush = 1;
+		fuse_reply_create(req, &e, fi);
+		return;
 	}
+	VrFile *f = file_new(fd, vr_inode_get(e.ino), req, true);
+	fi->fh = (uintptr_t)f;
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
 		file_free(f);
 }

@@ -37,6 +37,9 @@ typedef struct VrInode {
 	atomic_uint listed_gen;  /* relpath_gen when the kernel last cached the listing */
 	atomic_int creating;     /* handlers making a name in this directory now */
 	atomic_bool name_removed; /* relpath, one of several names, was unlinked through the view */
+	/* No-open mode: the fd CREATE made a file with, kept when its mode
+	 * would refuse the creator a new one (git's 0444 objects); -1. */
+	atomic_int create_fd;
 } VrInode;
 
 /* An open file: fi->fh of an OPEN, or (no-open mode, file-handles.c) a
@@ -91,6 +94,7 @@ typedef struct VrView {
 	 * (no_opendir); reads and writes come with fh 0. Chosen in init. */
 	bool no_open;
 	bool no_opendir;
+	atomic_size_t create_fds;   /* inodes' create_fd held: the evictor counts them */
 	pthread_mutex_t scan_lock;  /* guards scan_cache */
 	GHashTable *scan_cache;     /* file version (dev, ino, size, mtime, ctime) → VrScanVerdict */
 } VrView;
@@ -219,9 +223,8 @@ bool vr_new_name_allowed(fuse_req_t req, const char *op, VrInode *parent, const 
  * name and file version. NULL after replying with the refusal. */
 VrFile *vr_handle_get(fuse_req_t req, VrInode *inode, bool write);
 void vr_handle_put(VrFile *f);
-/* After a write through f succeeded: in no-open mode the first one through
- * each handle (or file made by CREATE) is logged (level writes), where open
- * mode logs the close with its byte count. */
+/* After a write through f succeeded: a handle's first one is logged (level
+ * writes), where open mode logs the close with its byte count. */
 void vr_handle_wrote(fuse_req_t req, VrFile *f);
 /* Renames on the host or through the view: every handle checks its name
  * again before its next use. */

@@ -208,6 +208,7 @@ int vr_view_run(const VrViewOptions *opts)
 	v.root.casefold = vr_dir_is_case_insensitive(rootfd);
 	v.root.nlookup = 2;
 	v.root.wd = -1;
+	v.root.create_fd = -1;
 	v.root.relpath = g_strdup("");
 	v.root.decision = vr_policy_decide(v.policy, "", TRUE);
 	vr_inode_table_init(&v);

@@ -8,7 +8,8 @@
 # 2. what open files must keep doing, as on the host: a file unlinked while
 #    open is read and written through its fd; a file created 0444 is written
 #    by its creator; a hard-linked file one of whose names was removed stays
-#    writable through the other;
+#    writable through the other; created and removed files leave no
+#    descriptor behind in the daemon (the kernel releases nothing here);
 # 3. a file the agent holds open (not read yet) that the host moves to a
 #    hidden name and fills with a secret gives nothing of it;
 # 4. listings without OPENDIR: a directory of 3,000 names (many READDIR
@@ -74,6 +75,21 @@ fd = os.open(sys.argv[1], os.O_RDONLY)
 os.unlink(sys.argv[2])
 assert os.read(fd, 100) == b"notes\n"
 PY
+fds() { ls "/proc/$VR_MOUNT_PID/fd" | wc -l; }
+before=$(fds)
+mkdir "$M/many"
+for i in $(seq 1 400); do echo "$i" >"$M/many/f$i"; done
+python3 - "$M/many" <<'PY'
+import os, sys
+for i in range(40):
+    fd = os.open(os.path.join(sys.argv[1], "ro%d" % i), os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o444)
+    os.write(fd, b"object")
+    os.close(fd)
+PY
+rm -rf "$M/many"
+sleep 1
+vr_check "no descriptor stays behind per created file (daemon fds: $before before 440 files, $(fds) after)" \
+	test "$(fds)" -lt $((before + 40))
 ln "$M/a.txt" "$M/c.txt"
 rm "$M/c.txt"
 vr_check "a hard-linked file whose other name was removed stays writable" sh -c "echo more >>'$M/a.txt'"
