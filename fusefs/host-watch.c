@@ -21,6 +21,7 @@
  * inotify_rm_watch (forget handlers); in the thread ppoll (poll), read,
  * newfstatat, writev to /dev/fuse; write to the eventfd to stop it. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -187,6 +188,36 @@ double vr_watch_attr_timeout(VrInode *inode, const struct stat *st)
 	return fresh ? VR_WATCHED_TIMEOUT : vr_view->opts->attr_timeout;
 }
 
+static int64_t ctime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+}
+
+void vr_change_begin(VrInode *inode)
+{
+	atomic_fetch_add(&inode->changing, 1);
+}
+
+void vr_change_end(VrInode *inode, bool changed)
+{
+	struct stat st;
+	if (changed && W.enabled && fstatat(inode->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0)
+		atomic_store(&inode->own_ctime, ctime_ns(&st));
+	atomic_fetch_sub(&inode->changing, 1);
+}
+
+/* Whether an event on i (st: what it is now) reports only the view's own
+ * change: its ctime is still the one the view saw right after it. The
+ * kernel already has what the view did (write-through pages, the attributes
+ * of the SETATTR reply); invalidating would only cost GETATTRs. A host
+ * change afterwards gets a later ctime: since Linux 6.13 a change after a
+ * stat is stamped at fine granularity (multigrain timestamps), so even one
+ * in the same clock tick differs. */
+static bool own_change(VrInode *i, const struct stat *st)
+{
+	return atomic_load(&i->own_ctime) == ctime_ns(st);
+}
+
 /* --- the thread --- */
 
 typedef struct {
@@ -317,7 +348,9 @@ static void handle_event_at(Batch *b, const struct inotify_event *ev, gint64 sin
 		dir->wd = -1;
 		atomic_store(&dir->watched, false);
 	} else if (ev->len == 0) {
-		if (ev->mask & IN_ATTRIB)
+		struct stat st;
+		if ((ev->mask & IN_ATTRIB) &&
+		    !(fstat(dir->fd, &st) == 0 && own_change(dir, &st)))
 			batch_inode(b, dir_id, false);
 	} else {
 		const char *name = ev->name;
@@ -351,7 +384,14 @@ static void handle_event_at(Batch *b, const struct inotify_event *ev, gint64 sin
 		}
 		if (ev->mask & (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE)) {
 			VrInode *i = inode_at(dir, name, &st);
-			if (i)
+			if (i && since >= 0 && atomic_load(&i->changing) > 0) {
+				/* Seen before the handler noted its own change:
+				 * decided once it has (at most HOLD_US later). */
+				pthread_mutex_unlock(&W.lock);
+				hold(ev, since ? since : g_get_monotonic_time());
+				return;
+			}
+			if (i && !own_change(i, &st))
 				batch_inode(b, node_id(i), (ev->mask & (IN_MODIFY | IN_CLOSE_WRITE)) != 0);
 		}
 	}

@@ -91,6 +91,7 @@ static void vr_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 	}
 	vr_proc_path(proc, inode->fd);
 	vr_journal_before_setattr(inode, valid);
+	vr_change_begin(inode);
 
 	if (valid & FUSE_SET_ATTR_MODE) {
 		/* Nothing set-id comes out of the view. */
@@ -128,15 +129,17 @@ static void vr_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 			goto out;
 	}
 out:
+	vr_change_end(inode, true); /* a failed part may follow a done one */
 	if (vr_audit_wants(VR_AUDIT_WRITES)) {
 		g_autofree char *rel = vr_inode_relpath(inode);
 		vr_audit_req(req, VR_AUDIT_WRITES, "setattr", rel, r < 0 ? vr_errno_name(-r) : "ok",
 		             NULL, NULL);
 	}
-	if (r < 0)
+	if (r < 0) {
 		fuse_reply_err(req, -r);
-	else
-		reply_attr(req, inode);
+		return;
+	}
+	reply_attr(req, inode);
 }
 
 static void vr_ll_readlink(fuse_req_t req, fuse_ino_t ino)

@@ -240,7 +240,11 @@ static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		 * any file's; a mode that would refuse the creator a new fd
 		 * (git makes its objects 0444 and then writes them) keeps this
 		 * one on the inode, as the creator's open does on the host. */
-		keep_create_fd(vr_inode_get(e.ino), fd, mode, fi->flags);
+		/* The close below is an event of the view's own (host-watch.c). */
+		VrInode *made = vr_inode_get(e.ino);
+		vr_change_begin(made);
+		keep_create_fd(made, fd, mode, fi->flags);
+		vr_change_end(made, true);
 		fi->fh = 0;
 		fi->keep_cache = 1;
 		fi->noflush = 1;
@@ -322,7 +326,9 @@ static void vr_ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = f->fd;
 	out.buf[0].pos = off;
+	vr_change_begin(f->inode);
 	ssize_t res = fuse_buf_copy(&out, in_buf, 0);
+	vr_change_end(f->inode, res > 0);
 	if (res >= 0) {
 		atomic_fetch_add(&f->bytes_written, (uint64_t)res);
 		vr_handle_wrote(req, f);
@@ -384,7 +390,9 @@ static void vr_ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	VrFile *f = file_get(req, ino, fi, true);
 	if (!f)
 		return;
+	vr_change_begin(f->inode);
 	int r = !f->writable || f->redacted ? EBADF : fallocate(f->fd, mode, off, len) < 0 ? errno : 0;
+	vr_change_end(f->inode, r == 0);
 	if (r == 0)
 		vr_handle_wrote(req, f);
 	file_done(f);
@@ -413,7 +421,9 @@ static void vr_ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_i
 		err = EBADF;
 	} else {
 		note_first_read(req, in);
+		vr_change_begin(out->inode);
 		res = copy_file_range(in->fd, &off_in, out->fd, &off_out, len, (unsigned)flags);
+		vr_change_end(out->inode, res > 0);
 		if (res < 0) {
 			err = errno;
 		} else {

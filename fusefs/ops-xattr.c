@@ -112,7 +112,9 @@ static void vr_ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, con
 		fuse_reply_err(req, EPERM);
 		return;
 	}
+	vr_change_begin(inode);
 	int r = setxattr(proc, name, value, size, flags) < 0 ? errno : 0;
+	vr_change_end(inode, r == 0);
 	g_autofree char *rel = vr_inode_relpath(inode);
 	vr_audit_req(req, VR_AUDIT_WRITES, "setxattr", rel, r ? vr_errno_name(r) : "ok", NULL, NULL);
 	fuse_reply_err(req, r);
@@ -128,7 +130,9 @@ static void vr_ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		fuse_reply_err(req, ENODATA);
 		return;
 	}
+	vr_change_begin(inode);
 	int r = removexattr(proc, name) < 0 ? errno : 0;
+	vr_change_end(inode, r == 0);
 	g_autofree char *rel = vr_inode_relpath(inode);
 	vr_audit_req(req, VR_AUDIT_WRITES, "removexattr", rel, r ? vr_errno_name(r) : "ok", NULL,
 	             NULL);

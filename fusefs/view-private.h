@@ -40,6 +40,10 @@ typedef struct VrInode {
 	/* No-open mode: the fd CREATE made a file with, kept when its mode
 	 * would refuse the creator a new one (git's 0444 objects); -1. */
 	atomic_int create_fd;
+	/* host-watch.c: the ctime (ns) right after the view's own last change
+	 * to it, so the watch does not report that change back as the host's. */
+	atomic_int_fast64_t own_ctime;
+	atomic_int changing;     /* handlers changing it now (vr_change_begin) */
 } VrInode;
 
 /* An open file: fi->fh of an OPEN, or (no-open mode, file-handles.c) a
@@ -163,6 +167,11 @@ double vr_watch_negative_timeout(VrInode *parent);
 double vr_watch_attr_timeout(VrInode *inode, const struct stat *st);
 uint64_t vr_watch_overflows(void);
 bool vr_watch_enabled(void);
+/* Around the view's own change to inode (write, setattr, xattrs), before
+ * the reply: the watch holds back what it sees of inode meanwhile, and does
+ * not invalidate the kernel's cache for the events of that change. */
+void vr_change_begin(VrInode *inode);
+void vr_change_end(VrInode *inode, bool changed);
 /* While a handler makes a name in dir, the host watch holds back what it
  * sees appear there until the reply is out (then the kernel knows the entry
  * and nothing needs invalidating): VR_CREATING(dir); at the top of the

@@ -12,6 +12,8 @@
 #    descriptor behind in the daemon (the kernel releases nothing here);
 # 3. a file the agent holds open (not read yet) that the host moves to a
 #    hidden name and fills with a secret gives nothing of it;
+# 3b. host writes interleaved with the view's own are all seen inside (the
+#    watch skips only the events of the view's own changes);
 # 4. listings without OPENDIR: a directory of 3,000 names (many READDIR
 #    requests, each resuming at its offset) lists every visible name once
 #    and no hidden one;
@@ -105,6 +107,20 @@ got=$(cat <&7 2>/dev/null || true)
 exec 7<&-
 vr_check_not "the secret the host wrote after moving it to a hidden name is not served ($got)" \
 	grep -q sk-live <<<"$got"
+
+# --- 3b: the host watch ignores the view's own changes, not the host's ---
+printf 'start\n' >"$M/own.txt"
+seen=0
+for i in $(seq 1 10); do
+	printf 'view %s\n' "$i" >>"$M/own.txt"
+	cat "$M/own.txt" >/dev/null            # attributes and pages cached again
+	printf 'host %s\n' "$i" >>"$P/own.txt" # right after the view's own write
+	for k in $(seq 1 50); do
+		if grep -qx "host $i" "$M/own.txt"; then seen=$((seen + 1)); break; fi
+		sleep 0.1
+	done
+done
+vr_check "host writes right after the view's own are seen inside ($seen of 10)" test "$seen" = 10
 
 # --- 4 ---
 python3 - "$M/big" >"$T/listing" <<'PY'
