@@ -73,6 +73,12 @@ done
 vr_check "$S entries stat inside" grep -qx "stat $S ok $S" "$P/stat.out"
 vr_check "the listing inside has the host's names" \
 	cmp -s <(grep '^name ' "$T/host.out" | sort) <(grep '^name ' "$P/in1.out" | sort)
-vr_check "the daemon's peak RSS is below 256 MiB ($((hwm / 1024)) MiB)" test "$hwm" -gt 0 -a "$hwm" -lt $((256 * 1024))
+# Under AddressSanitizer freed memory waits in a quarantine (256 MiB by
+# default) and counts as resident: each READDIR of the no-opendir mode opens
+# and frees a directory stream, so 25,000 small READDIRs fill it. The bound
+# is about the daemon, not about ASan's allocator.
+rss_max=256
+if ldd "$VR" 2>/dev/null | grep -q libasan; then rss_max=1024; fi
+vr_check "the daemon's peak RSS is below $rss_max MiB ($((hwm / 1024)) MiB)" test "$hwm" -gt 0 -a "$hwm" -lt $((rss_max * 1024))
 vr_check "the daemon's fds stay below its limit ($fds < $limit)" test "$fds" -gt 0 -a "$fds" -lt "$limit"
 vr_done
