@@ -6,11 +6,16 @@
  * permission, a network or FUSE file system whose remote changes inotify
  * never sees) keeps the short --entry-timeout/--attr-timeout.
  *
- * What the cache may get wrong meanwhile is bounded elsewhere: open,
- * opendir and every change of a name check that the object still has the
- * path its decision was made for (vr_inode_still_named) and answer ESTALE
- * otherwise, so the kernel looks the path up again. The watch makes
- * metadata fresh; it is not what keeps hidden files hidden.
+ * What the cache may get wrong meanwhile is bounded elsewhere: open (or,
+ * in no-open mode, the first read or write that reaches the daemon, see
+ * file-handles.c), opendir and every change of a name check that the
+ * object still has the path its decision was made for
+ * (vr_inode_still_named) and answer ESTALE otherwise. In no-open mode
+ * pages the agent has already read are served from the kernel's cache
+ * without such a check until this watch drops them: there it is also what
+ * ends the window after a host rename (and unwatched directories get an
+ * entry timeout of 0). Changes the view makes itself are not reported back
+ * (vr_change_begin/end: the ctime right after them is remembered).
  *
  * Notifications go out from the helper thread only, and with no lock held:
  * the kernel may hold the directory lock of a request whose handler waits
