@@ -85,6 +85,24 @@ static VrDir *dir_open(fuse_req_t req, VrInode *inode)
 	return dir;
 }
 
+/* Directories OPENDIR handed to the kernel: its RELEASEDIR is asynchronous
+ * and may not arrive before the daemon ends (vr_dirs_close_all). */
+static pthread_mutex_t open_dirs_lock = PTHREAD_MUTEX_INITIALIZER;
+static GHashTable *open_dirs;
+
+static void dir_track(VrDir *dir, bool open)
+{
+	pthread_mutex_lock(&open_dirs_lock);
+	if (open) {
+		if (!open_dirs)
+			open_dirs = g_hash_table_new(NULL, NULL);
+		g_hash_table_add(open_dirs, dir);
+	} else if (open_dirs) {
+		g_hash_table_remove(open_dirs, dir);
+	}
+	pthread_mutex_unlock(&open_dirs_lock);
+}
+
 static void dir_close(VrDir *dir)
 {
 	closedir(dir->dp);
@@ -108,6 +126,7 @@ static void vr_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	if (vr_audit_wants(VR_AUDIT_ALL))
 		vr_audit_req(req, VR_AUDIT_ALL, "opendir", dir->relpath, "ok", NULL, NULL);
 	fi->fh = (uintptr_t)dir;
+	dir_track(dir, true);
 	/* In a watched directory the kernel keeps the listing: the host
 	 * watch drops it when a name changes. It was filtered for the path the
 	 * directory had then: a new path (a rename on the host) lists afresh. */
@@ -232,8 +251,10 @@ static void vr_ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t
 
 static void vr_ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	if (fi->fh)
+	if (fi->fh) {
+		dir_track((VrDir *)(uintptr_t)fi->fh, false);
 		dir_close((VrDir *)(uintptr_t)fi->fh);
+	}
 	fuse_reply_err(req, 0);
 }
 
@@ -488,6 +509,22 @@ static void vr_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	vr_audit_req(req, VR_AUDIT_WRITES, "rename", srel, r ? vr_errno_name(r) : "ok", NULL, drel);
 	fuse_reply_err(req, r);
+}
+
+void vr_dirs_close_all(void)
+{
+	pthread_mutex_lock(&open_dirs_lock);
+	GHashTable *left = open_dirs;
+	open_dirs = NULL;
+	pthread_mutex_unlock(&open_dirs_lock);
+	if (!left)
+		return;
+	GHashTableIter it;
+	gpointer dir;
+	g_hash_table_iter_init(&it, left);
+	while (g_hash_table_iter_next(&it, &dir, NULL))
+		dir_close(dir);
+	g_hash_table_unref(left);
 }
 
 void vr_ops_dir(struct fuse_lowlevel_ops *ops)

@@ -93,6 +93,7 @@ void vr_files_init(VrView *v)
 void vr_files_close_all(VrView *v)
 {
 	vr_handles_close_all();
+	vr_dirs_close_all();
 	if (!v->open_files)
 		return;
 	GList *left = g_hash_table_get_keys(v->open_files);

@@ -244,6 +244,8 @@ void vr_handles_close_all(void);
  * (the kernel's RELEASE is asynchronous and may not arrive before exit). */
 void vr_files_init(VrView *v);
 void vr_files_close_all(VrView *v);
+/* ops-dir.c: the same for directory streams OPENDIR handed out. */
+void vr_dirs_close_all(void);
 
 /* ops-*.c fill their part of the table. */
 void vr_ops_dir(struct fuse_lowlevel_ops *ops);
