@@ -163,7 +163,26 @@ static bool name_loss_harmless(VrInode *inode)
 	return fstatat(inode->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 && st.st_nlink == 0;
 }
 
-/* The fd the file was created with (ops-file.c keep_create_fd), when it
+/* CREATE's fd (ops-file.c) lives until the inode is forgotten (the kernel
+ * forgets no inode a file is open on); the evictor counts it. Only when
+ * needed: the access the creator asked for, which the mode would not give
+ * again. */
+void vr_handle_keep_create_fd(VrInode *inode, int fd, mode_t mode, int flags)
+{
+	int acc = flags & O_ACCMODE;
+	bool reopen_fails = ((acc == O_WRONLY || acc == O_RDWR) && !(mode & S_IWUSR)) ||
+	                    ((acc == O_RDONLY || acc == O_RDWR) && !(mode & S_IRUSR));
+	int none = -1;
+	/* pwrite at the offsets the kernel sends, not at the end. */
+	if (reopen_fails && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_APPEND) == 0 &&
+	    atomic_compare_exchange_strong(&inode->create_fd, &none, fd)) {
+		atomic_fetch_add(&vr_view->create_fds, 1);
+		return;
+	}
+	close(fd);
+}
+
+/* The fd the file was created with (vr_handle_keep_create_fd), when it
  * gives the access asked for: a copy, or -1 with errno EACCES. */
 static int creator_fd(VrInode *inode, bool write)
 {

@@ -173,6 +173,17 @@ int vr_inode_name_state(VrInode *inode)
 	return sr == 0 && st.st_dev == inode->dev && st.st_ino == inode->ino;
 }
 
+int vr_inode_sync(VrInode *inode, int datasync)
+{
+	char proc[64];
+	vr_proc_path(proc, inode->fd);
+	int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int r = fd < 0 || (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? errno : 0;
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
 bool vr_stale_parent(fuse_req_t req, VrInode *parent)
 {
 	if (vr_inode_still_named(parent))

@@ -262,13 +262,7 @@ static void vr_ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct 
 {
 	VrDir *dir = (VrDir *)(uintptr_t)fi->fh;
 	if (!dir) {
-		char proc[64];
-		vr_proc_path(proc, vr_inode_get(ino)->fd);
-		int fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		int r = fd < 0 || (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? errno : 0;
-		if (fd >= 0)
-			close(fd);
-		fuse_reply_err(req, r);
+		fuse_reply_err(req, vr_inode_sync(vr_inode_get(ino), datasync));
 		return;
 	}
 	int fd = dirfd(dir->dp);

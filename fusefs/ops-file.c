@@ -190,24 +190,6 @@ static void vr_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	}
 }
 
-/* The fd lives until the inode is forgotten (the kernel forgets no inode
- * a file is open on); the evictor counts it. Only when needed: the access
- * the creator asked for, which the mode would not give again. */
-static void keep_create_fd(VrInode *inode, int fd, mode_t mode, int flags)
-{
-	int acc = flags & O_ACCMODE;
-	bool reopen_fails = ((acc == O_WRONLY || acc == O_RDWR) && !(mode & S_IWUSR)) ||
-	                    ((acc == O_RDONLY || acc == O_RDWR) && !(mode & S_IRUSR));
-	int none = -1;
-	/* pwrite at the offsets the kernel sends, not at the end. */
-	if (reopen_fails && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_APPEND) == 0 &&
-	    atomic_compare_exchange_strong(&inode->create_fd, &none, fd)) {
-		atomic_fetch_add(&vr_view->create_fds, 1);
-		return;
-	}
-	close(fd);
-}
-
 static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
                          struct fuse_file_info *fi)
 {
@@ -244,7 +226,7 @@ static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		/* The close below is an event of the view's own (host-watch.c). */
 		VrInode *made = vr_inode_get(e.ino);
 		vr_change_begin(made);
-		keep_create_fd(made, fd, mode, fi->flags);
+		vr_handle_keep_create_fd(made, fd, mode, fi->flags);
 		vr_change_end(made, true);
 		fi->fh = 0;
 		fi->keep_cache = 1;
@@ -371,13 +353,7 @@ static void vr_ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 {
 	if (!fi || !fi->fh) {
 		/* Syncing changes nothing: a read-only fd of our own will do. */
-		char proc[64];
-		vr_proc_path(proc, vr_inode_get(ino)->fd);
-		int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		int r = fd < 0 || (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? errno : 0;
-		if (fd >= 0)
-			close(fd);
-		fuse_reply_err(req, r);
+		fuse_reply_err(req, vr_inode_sync(vr_inode_get(ino), datasync));
 		return;
 	}
 	int fd = file_of(fi)->fd;

@@ -215,6 +215,10 @@ bool vr_inode_still_named(VrInode *inode);
 /* The same as 1 (named) or 0 (not), or -EACCES when a directory on the
  * path cannot be searched by the daemon, so it cannot tell. */
 int vr_inode_name_state(VrInode *inode);
+/* fsync/fdatasync of the inode's host object through a read-only fd of our
+ * own (no-open mode: the kernel's FSYNC/FSYNCDIR come without fh). 0 or
+ * an errno. */
+int vr_inode_sync(VrInode *inode, int datasync);
 /* Replies ESTALE (true) unless parent still has its name. */
 bool vr_stale_parent(fuse_req_t req, VrInode *parent);
 /* Replies err after logging a refusal of op on relpath by d. */
@@ -239,6 +243,10 @@ void vr_handle_wrote(fuse_req_t req, VrFile *f);
  * again before its next use. */
 void vr_handles_name_changed(void);
 void vr_handles_close_all(void);
+/* A file CREATE just made (no-open mode: no fh): keeps fd on the inode when
+ * its mode would refuse the creator a new one (git's 0444 objects), else
+ * closes it. */
+void vr_handle_keep_create_fd(VrInode *inode, int fd, mode_t mode, int flags);
 
 /* ops-file.c: at the end of a run, log and close what is still open
  * (the kernel's RELEASE is asynchronous and may not arrive before exit). */

@@ -102,16 +102,14 @@ static void vr_ll_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~(unsigned)FUSE_CAP_EXPORT_SUPPORT;
 	/* No-open mode (file-handles.c): unless the audit level promises an
 	 * event per open and close, the kernel opens and closes files without
-	 * a round trip. O_TRUNC must then reach the daemon as a SETATTR: with
-	 * atomic O_TRUNC it would travel in the OPEN that is never sent.
+	 * a round trip. (O_TRUNC must then reach the daemon as a SETATTR: atomic
+	 * O_TRUNC, which would carry it in the OPEN never sent, is off below.)
 	 * Only with the host watch: it is what tells the kernel soon that a
 	 * name it caches was renamed or removed on the host, now that no OPEN
 	 * checks it (host-watch.c). */
 	VrAuditLevel level = vr_view->opts->audit_level;
-	if ((conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) && level < VR_AUDIT_OPENS && vr_watch_enabled()) {
+	if ((conn->capable & FUSE_CAP_NO_OPEN_SUPPORT) && level < VR_AUDIT_OPENS && vr_watch_enabled())
 		vr_view->no_open = true;
-		conn->want &= ~(unsigned)FUSE_CAP_ATOMIC_O_TRUNC;
-	}
 	/* The same for directories, where the host watch can drop a listing
 	 * the kernel then keeps (opendir events are level "all"). */
 	if ((conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT) && level < VR_AUDIT_ALL && vr_watch_enabled())
@@ -123,7 +121,7 @@ static void vr_ll_init(void *userdata, struct fuse_conn_info *conn)
 	 * which libfuse 3.14 asks for by default), and for an open with
 	 * O_TRUNC only when the truncation is a SETATTR of its own rather than
 	 * a flag of OPEN (ATOMIC_O_TRUNC): an extra SETATTR per truncating
-	 * open of an existing file, as in no-open mode above
+	 * open of an existing file; no-open mode (above) needs this too
 	 * (tests/integration/view-killpriv.sh). */
 	conn->want &= ~(unsigned)(FUSE_CAP_HANDLE_KILLPRIV | FUSE_CAP_ATOMIC_O_TRUNC);
 	/* The kernel keeps the smaller of this and the bdi's read-ahead,

@@ -252,9 +252,9 @@ static int wait_deadline(pid_t pid, int seconds)
 /* Forks a view daemon with options O. *READY_FD gets its two lines:
  * "mounted", then "ready" (await_line). FILTER_FD, unless NULL, gets the
  * end of a pipe the daemon reads its compiled seccomp filter from (until
- * EOF; nothing: it compiles the filter itself). CLOSE_IN_CHILD: an fd of ours the daemon must not keep (the sending end
- * of the event socket, so the daemon never holds its own peer). WHAT names
- * The pid, or -1 (logged). */
+ * EOF; nothing: it compiles the filter itself). CLOSE_IN_CHILD: an fd of
+ * ours the daemon must not keep (the sending end of the event socket, so
+ * the daemon never holds its own peer). The pid, or -1 (logged). */
 static pid_t start_daemon(const VrViewOptions *opts, int close_in_child, int *ready_fd, int *filter_fd)
 {
 	*ready_fd = -1;
