@@ -114,16 +114,6 @@ void vr_refuse(fuse_req_t req, const char *op, const char *relpath, VrDecision d
 	fuse_reply_err(req, err);
 }
 
-/* Files the daemon's uid owns are shown as the agent's (see view.h). */
-void vr_present_attr(struct stat *st)
-{
-	const VrViewOptions *o = vr_view->opts;
-	if (o->present_uid != (uid_t)-1 && st->st_uid == vr_view->daemon_uid)
-		st->st_uid = o->present_uid;
-	if (o->present_gid != (gid_t)-1 && st->st_gid == vr_view->daemon_gid)
-		st->st_gid = o->present_gid;
-}
-
 /* The parent of rel's last name, one component at a time (paths longer than
  * PATH_MAX, which openat2 refuses): each step refuses a symlink. */
 static int walk_parent(const char *rel, int *ret_fd, const char **ret_name)

@@ -30,18 +30,6 @@ static void vr_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 	reply_attr(req, vr_inode_get(ino));
 }
 
-static uid_t unpresent_uid(uid_t uid)
-{
-	const VrViewOptions *o = vr_view->opts;
-	return o->present_uid != (uid_t)-1 && uid == o->present_uid ? vr_view->daemon_uid : uid;
-}
-
-static gid_t unpresent_gid(gid_t gid)
-{
-	const VrViewOptions *o = vr_view->opts;
-	return o->present_gid != (gid_t)-1 && gid == o->present_gid ? vr_view->daemon_gid : gid;
-}
-
 static int set_times(VrInode *inode, int fd, const struct stat *attr, int valid)
 {
 	struct timespec tv[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_nsec = UTIME_OMIT}};
@@ -94,8 +82,15 @@ static void vr_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 	vr_change_begin(inode);
 
 	if (valid & FUSE_SET_ATTR_MODE) {
-		/* Nothing set-id comes out of the view. */
+		/* Nothing set-id comes out of the view. A directory keeps the
+		 * set-group-ID bit it has (a shared group's directory: new files
+		 * take its group; nothing runs with it), or `chmod g+w` inside
+		 * would end the sharing. */
 		mode_t mode = attr->st_mode & 07777 & ~(mode_t)(S_ISUID | S_ISGID);
+		struct stat now;
+		if (S_ISDIR(inode->type) && (attr->st_mode & S_ISGID) &&
+		    fstatat(inode->fd, "", &now, AT_EMPTY_PATH) == 0 && (now.st_mode & S_ISGID))
+			mode |= S_ISGID;
 		if (fd >= 0)
 			r = fchmod(fd, mode) < 0 ? -errno : 0;
 		else if (S_ISLNK(inode->type))
@@ -106,8 +101,13 @@ static void vr_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 			goto out;
 	}
 	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
-		uid_t uid = valid & FUSE_SET_ATTR_UID ? unpresent_uid(attr->st_uid) : (uid_t)-1;
-		gid_t gid = valid & FUSE_SET_ATTR_GID ? unpresent_gid(attr->st_gid) : (gid_t)-1;
+		struct stat now;
+		if (fstatat(inode->fd, "", &now, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+			r = -errno;
+			goto out;
+		}
+		uid_t uid = valid & FUSE_SET_ATTR_UID ? vr_ids_host_uid(attr->st_uid, now.st_uid) : (uid_t)-1;
+		gid_t gid = valid & FUSE_SET_ATTR_GID ? vr_ids_host_gid(attr->st_gid, now.st_gid) : (gid_t)-1;
 		if (fchownat(inode->fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
 			r = -errno;
 			goto out;

@@ -292,10 +292,11 @@ static void vr_ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 		return;
 	VR_CREATING(p);
 	vr_journal_before_create(p, name, rel);
-	if (mkdirat(p->fd, name, mode & ~(mode_t)(S_ISUID | S_ISGID)) < 0) {
+	if (mkdirat(p->fd, name, vr_new_mode(req, p, mode)) < 0) {
 		fuse_reply_err(req, errno);
 		return;
 	}
+	vr_ids_give_name(req, p, name, true);
 	reply_new_entry(req, parent, name, "mkdir", rel);
 }
 
@@ -315,10 +316,11 @@ static void vr_ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 		return;
 	VR_CREATING(p);
 	vr_journal_before_create(p, name, rel);
-	if (mknodat(p->fd, name, mode & ~(mode_t)(S_ISUID | S_ISGID), 0) < 0) {
+	if (mknodat(p->fd, name, vr_new_mode(req, p, mode), 0) < 0) {
 		fuse_reply_err(req, errno);
 		return;
 	}
+	vr_ids_give_name(req, p, name, false);
 	reply_new_entry(req, parent, name, "mknod", rel);
 }
 
@@ -336,6 +338,7 @@ static void vr_ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, c
 		fuse_reply_err(req, errno);
 		return;
 	}
+	vr_ids_give_name(req, p, name, false);
 	reply_new_entry(req, parent, name, "symlink", rel);
 }
 

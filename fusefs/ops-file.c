@@ -202,13 +202,14 @@ static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 	VR_CREATING(p);
 	vr_journal_before_create(p, name, rel);
 	int flags = (fi->flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY;
-	int fd = openat(p->fd, name, flags, mode & ~(mode_t)(S_ISUID | S_ISGID));
+	int fd = openat(p->fd, name, flags, vr_new_mode(req, p, mode));
 	if (fd < 0) {
 		int err = errno;
 		vr_audit_req(req, VR_AUDIT_WRITES, "create", rel, vr_errno_name(err), NULL, NULL);
 		fuse_reply_err(req, err);
 		return;
 	}
+	vr_ids_give_fd(req, p, fd);
 	struct fuse_entry_param e;
 	int r = vr_do_lookup(req, parent, name, &e, NULL);
 	if (r < 0) {

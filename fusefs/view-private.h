@@ -80,6 +80,13 @@ typedef struct {
 	bool casefold;
 } VrDir;
 
+/* A user namespace's id map as seen from inside (ids.c). */
+typedef struct {
+	bool all;             /* the initial namespace: every id */
+	unsigned n;           /* 0: not read, every id counts as mapped */
+	uint32_t first[8], count[8];
+} VrIdMap;
+
 typedef struct VrView {
 	const VrViewOptions *opts;
 	const VrPolicy *policy;
@@ -87,6 +94,8 @@ typedef struct VrView {
 	VrInode root;
 	uid_t daemon_uid;
 	gid_t daemon_gid;
+	VrIdMap uid_map, gid_map;   /* the daemon's user namespace (ids.c) */
+	bool create_as_caller;      /* root under allow_other: new objects go to their creator */
 	pthread_mutex_t table_lock; /* guards the table and every inode's nlookup/relpath/decision */
 	GHashTable *table;          /* VrInode* keyed by itself (dev, ino hash) */
 	atomic_uint_fast64_t n_lookups;
@@ -227,6 +236,24 @@ bool vr_name_ok(const char *name);
 /* Refuses (replying) unless a new entry may be made under that name. */
 bool vr_new_name_allowed(fuse_req_t req, const char *op, VrInode *parent, const char *name,
                          bool is_dir, char **ret_rel);
+
+/* ids.c: presented owners and what new objects get (see there). */
+void vr_ids_init(VrView *v);
+/* The ids the kernel is shown for st: the daemon's own as present_uid/gid,
+ * ids without a mapping in the daemon's namespace as the agent's own. */
+void vr_present_attr(struct stat *st);
+/* For a SETATTR of the owner: the host id to set for WANT on an object
+ * owned by NOW on the host; (uid_t)-1 (unchanged) when WANT is what the
+ * object is presented with. */
+uid_t vr_ids_host_uid(uid_t want, uid_t now);
+gid_t vr_ids_host_gid(gid_t want, gid_t now);
+/* The mode a new object is made with: no set-id bits, the caller's umask
+ * unless the parent has a default ACL (the daemon's own umask is 0). */
+mode_t vr_new_mode(fuse_req_t req, VrInode *parent, mode_t mode);
+/* Under allow_other as root: gives what was just made (FD of the new
+ * file, or NAME in PARENT) to the requesting uid/gid, as bindfs does. */
+void vr_ids_give_fd(fuse_req_t req, VrInode *parent, int fd);
+void vr_ids_give_name(fuse_req_t req, VrInode *parent, const char *name, bool is_dir);
 
 /* file-handles.c: in no-open mode, what stands in for an open file. Gets a
  * handle to read (write = false) or write the inode, deciding what an OPEN

@@ -124,6 +124,11 @@ static void vr_ll_init(void *userdata, struct fuse_conn_info *conn)
 	 * open of an existing file; no-open mode (above) needs this too
 	 * (tests/integration/view-killpriv.sh). */
 	conn->want &= ~(unsigned)(FUSE_CAP_HANDLE_KILLPRIV | FUSE_CAP_ATOMIC_O_TRUNC);
+	/* The caller's umask comes with CREATE, MKDIR and MKNOD, and the
+	 * mode unmasked: a parent with a default ACL ignores the umask, as on
+	 * the host (vr_new_mode; the daemon's own umask is 0). */
+	if (conn->capable & FUSE_CAP_DONT_MASK)
+		conn->want |= FUSE_CAP_DONT_MASK;
 	/* The kernel keeps the smaller of this and the bdi's read-ahead,
 	 * which vr_view_raise_readahead has just raised (or not). */
 	if (conn->max_readahead < VR_VIEW_READ_AHEAD)
@@ -187,6 +192,11 @@ int vr_view_run(const VrViewOptions *opts)
 	v.policy = opts->policy;
 	v.daemon_uid = geteuid();
 	v.daemon_gid = getegid();
+	vr_ids_init(&v);
+	/* The kernel applied the caller's umask (or vr_new_mode does): the
+	 * daemon's must not take more bits away. What the daemon creates
+	 * for itself (audit log, journal) names its mode. */
+	umask(0);
 	raise_nofile();
 
 	/* Opened before mounting: with mountpoint == project this fd is the
