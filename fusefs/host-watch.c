@@ -173,8 +173,53 @@ double vr_watch_entry_timeout(VrInode *parent)
 	return vr_view->no_open ? 0 : vr_view->opts->entry_timeout;
 }
 
-double vr_watch_negative_timeout(VrInode *parent)
+/* Names the view removed (unlink, rmdir, the source of a rename), as
+ * "parent-pointer/name". A miss on one of them is not cached: the host
+ * watch drops a cached miss when the host creates the name, but only once
+ * its thread has run, and a name just removed through the view is the one
+ * a host tool most likely makes again at once (libfuse's test_syscalls
+ * does nothing else: removed through the view, created on the host, opened
+ * through the view microseconds later). Bounded: cleared when full, which
+ * only lets misses be cached again. */
+#define REMOVED_MAX 4096
+static struct {
+	pthread_mutex_t lock;
+	GHashTable *names;
+} R = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static char *removed_key(VrInode *dir, const char *name)
 {
+	return g_strdup_printf("%p/%s", (void *)dir, name);
+}
+
+void vr_watch_name_removed(VrInode *dir, const char *name)
+{
+	char *key = removed_key(dir, name);
+	pthread_mutex_lock(&R.lock);
+	if (!R.names)
+		R.names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	if (g_hash_table_size(R.names) >= REMOVED_MAX)
+		g_hash_table_remove_all(R.names);
+	g_hash_table_add(R.names, key);
+	pthread_mutex_unlock(&R.lock);
+}
+
+static bool was_removed(VrInode *dir, const char *name)
+{
+	pthread_mutex_lock(&R.lock);
+	bool found = false;
+	if (R.names && g_hash_table_size(R.names)) {
+		g_autofree char *key = removed_key(dir, name);
+		found = g_hash_table_contains(R.names, key);
+	}
+	pthread_mutex_unlock(&R.lock);
+	return found;
+}
+
+double vr_watch_negative_timeout(VrInode *parent, const char *name)
+{
+	if (was_removed(parent, name))
+		return 0;
 	/* After a queue overflow every known entry is dropped, and with a
 	 * directory's entry the kernel drops the misses cached inside it; the
 	 * root has no entry, so its misses keep the short timeout. */
@@ -529,6 +574,9 @@ void vr_watch_stop(void)
 
 void vr_watch_free(void)
 {
+	pthread_mutex_lock(&R.lock);
+	g_clear_pointer(&R.names, g_hash_table_unref);
+	pthread_mutex_unlock(&R.lock);
 	pthread_mutex_lock(&W.lock);
 	W.enabled = false;
 	if (!W.abandoned) {

@@ -209,7 +209,7 @@ int vr_do_lookup(fuse_req_t req, fuse_ino_t parent_ino, const char *name,
 		fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)
-			e->entry_timeout = vr_watch_negative_timeout(parent); /* a cacheable miss */
+			e->entry_timeout = vr_watch_negative_timeout(parent, name); /* a cacheable miss */
 		return -errno;
 	}
 	if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {

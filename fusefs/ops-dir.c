@@ -403,8 +403,10 @@ static void do_remove(fuse_req_t req, fuse_ino_t parent, const char *name, bool 
 	int r = unlinkat(p->fd, name, is_dir ? AT_REMOVEDIR : 0) < 0 ? errno : 0;
 	if (r == 0 && linked)
 		vr_inode_name_removed(st.st_dev, st.st_ino, rel);
-	if (r == 0)
+	if (r == 0) {
 		vr_handles_name_changed();
+		vr_watch_name_removed(p, name);
+	}
 	vr_audit_req(req, VR_AUDIT_WRITES, op, rel, r ? vr_errno_name(r) : "ok", NULL, NULL);
 	fuse_reply_err(req, r);
 }
@@ -500,6 +502,8 @@ static void vr_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	int r = renameat2(p->fd, name, np->fd, newname, flags) < 0 ? errno : 0;
 	if (r == 0) {
 		vr_handles_name_changed();
+		if (!(flags & RENAME_EXCHANGE))
+			vr_watch_name_removed(p, name);
 		vr_inode_renamed(sst.st_dev, sst.st_ino, srel, drel, np, newname);
 		if ((flags & RENAME_EXCHANGE) && dst_exists)
 			vr_inode_renamed(dst.st_dev, dst.st_ino, drel, srel, p, name);

@@ -172,7 +172,11 @@ void vr_watch_free(void);
 VrWatchResult vr_watch_dir(VrInode *dir);
 void vr_watch_forget(VrInode *dir); /* before the inode's fd is closed */
 double vr_watch_entry_timeout(VrInode *parent);
-double vr_watch_negative_timeout(VrInode *parent);
+/* How long the kernel may cache a miss of NAME in PARENT: 0 for a name
+ * the view removed (vr_watch_name_removed), which the host may make again
+ * before the watch could tell the kernel. */
+double vr_watch_negative_timeout(VrInode *parent, const char *name);
+void vr_watch_name_removed(VrInode *dir, const char *name);
 double vr_watch_attr_timeout(VrInode *inode, const struct stat *st);
 uint64_t vr_watch_overflows(void);
 bool vr_watch_enabled(void);

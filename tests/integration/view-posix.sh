@@ -55,5 +55,33 @@ else
 	echo "note: no default ACLs here; that part is not checked"
 fi
 
+# --- a name removed through the view, then made by the host -----------------
+# libfuse's test_syscalls (open #27-29): unlink through the view, the host
+# creates the name, the view opens it microseconds later. The kernel must
+# not answer from a miss it cached before the host watch could drop it.
+python3 - "$M" "$P" <<'EOF' >"$T/recreate.out"
+import os, sys
+m, p = sys.argv[1], sys.argv[2]
+bad = 0
+for d in ("", "sub/"):
+    for i in range(40):
+        v, h = m + "/" + d + "again", p + "/" + d + "again"
+        os.close(os.open(v, os.O_CREAT | os.O_WRONLY, 0o644))
+        os.unlink(v)
+        try:
+            os.stat(v)
+        except FileNotFoundError:
+            pass
+        with open(h, "w") as f:
+            f.write("host\n")
+        try:
+            os.close(os.open(v, os.O_RDONLY))
+        except FileNotFoundError:
+            bad += 1
+print(bad)
+EOF
+vr_check "a removed name the host makes again is found at once ($(cat "$T/recreate.out") of 80 misses)" \
+	test "$(cat "$T/recreate.out")" = 0
+
 vr_unmount
 view_done
