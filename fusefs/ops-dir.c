@@ -304,8 +304,10 @@ static void vr_ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 {
 	VrInode *p = vr_inode_get(parent);
 	g_autofree char *rel = NULL;
-	if (!S_ISREG(mode) && !S_ISFIFO(mode)) {
-		/* No device nodes or sockets: the host would trust them. */
+	if (!S_ISREG(mode)) {
+		/* No device nodes (the host would trust them), no fifos or
+		 * sockets (a host tool that later opens or reads one hangs:
+		 * grep -r, an editor's file picker, a backup). */
 		g_autofree char *r = NULL;
 		vr_decide_child(p, name, false, &r);
 		vr_audit_req(req, VR_AUDIT_DENIED, "mknod", r, "EPERM", NULL, NULL);

@@ -83,5 +83,22 @@ EOF
 vr_check "a removed name the host makes again is found at once ($(cat "$T/recreate.out") of 80 misses)" \
 	test "$(cat "$T/recreate.out")" = 0
 
+# --- fifos and sockets are not made in the project -----------------------------
+vr_check_not "mkfifo through the view fails" mkfifo "$M/pipe" 2>/dev/null
+vr_check "…with EPERM" python3 -c '
+import errno, os, sys
+try: os.mkfifo(sys.argv[1])
+except OSError as e: sys.exit(e.errno != errno.EPERM)
+sys.exit(1)' "$M/pipe2"
+vr_check "binding a unix socket in the view fails with EPERM" python3 -c '
+import errno, socket, sys
+s = socket.socket(socket.AF_UNIX)
+try: s.bind(sys.argv[1])
+except OSError as e: sys.exit(e.errno != errno.EPERM)
+sys.exit(1)' "$M/sock"
+vr_check "no fifo or socket reached the host" test ! -e "$P/pipe" -a ! -e "$P/pipe2" -a ! -e "$P/sock"
+
 vr_unmount
+vr_check "the mkfifo refusals are audited" \
+	test "$(grep '"op":"mknod"' "$A" | grep -c '"result":"EPERM"')" -ge 3
 view_done
