@@ -70,11 +70,14 @@ void vr_content_scan_init(VrView *v)
 {
 	pthread_mutex_init(&v->scan_lock, NULL);
 	v->scan_cache = g_hash_table_new_full(key_hash, key_equal, g_free, NULL);
+	v->scan_skipped = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
+	                                        (GDestroyNotify)g_bytes_unref, NULL);
 }
 
 void vr_content_scan_free(VrView *v)
 {
 	g_clear_pointer(&v->scan_cache, g_hash_table_unref);
+	g_clear_pointer(&v->scan_skipped, g_hash_table_unref);
 }
 
 bool vr_content_scan_applies(const VrInode *inode, VrDecision d)
@@ -104,6 +107,19 @@ static bool cache_put(const VersionKey *k, VrScanVerdict verdict)
 		g_hash_table_insert(vr_view->scan_cache, g_memdup2(k, sizeof *k), GINT_TO_POINTER(verdict));
 	pthread_mutex_unlock(&vr_view->scan_lock);
 	return added;
+}
+
+/* The "skipped" note goes out once per file in a run, not once per
+ * version: a file written while it is read (fio, a log, a database) is a
+ * new version at every handle, and each would log again. */
+static bool first_skip(const struct stat *st)
+{
+	struct { dev_t dev; ino_t ino; } id = {st->st_dev, st->st_ino};
+	GBytes *key = g_bytes_new(&id, sizeof id);
+	pthread_mutex_lock(&vr_view->scan_lock);
+	bool first = g_hash_table_add(vr_view->scan_skipped, key);
+	pthread_mutex_unlock(&vr_view->scan_lock);
+	return first;
 }
 
 static void log_hits(fuse_req_t req, const char *relpath, const GArray *hits)
@@ -140,7 +156,8 @@ VrScanVerdict vr_content_scan_check(fuse_req_t req, VrInode *inode, const char *
 
 	uint64_t max = vr_view->opts->scan_max_size;
 	if ((uint64_t)st.st_size > max) {
-		if (cache_put(&k, VR_SCAN_SKIPPED)) {
+		cache_put(&k, VR_SCAN_SKIPPED);
+		if (first_skip(&st)) {
 			g_autofree char *extra = g_strdup_printf("\"size\":%lld,\"scan_max_size\":%llu",
 			                                         (long long)st.st_size, (unsigned long long)max);
 			VrAuditEvent ev = {

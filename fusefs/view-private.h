@@ -108,8 +108,9 @@ typedef struct VrView {
 	bool no_open;
 	bool no_opendir;
 	atomic_size_t create_fds;   /* inodes' create_fd held: the evictor counts them */
-	pthread_mutex_t scan_lock;  /* guards scan_cache */
+	pthread_mutex_t scan_lock;  /* guards scan_cache and scan_skipped */
 	GHashTable *scan_cache;     /* file version (dev, ino, size, mtime, ctime) → VrScanVerdict */
+	GHashTable *scan_skipped;   /* (dev, ino) whose "too large to scan" note is out */
 } VrView;
 
 extern VrView *vr_view;

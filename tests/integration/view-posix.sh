@@ -98,7 +98,16 @@ except OSError as e: sys.exit(e.errno != errno.EPERM)
 sys.exit(1)' "$M/sock"
 vr_check "no fifo or socket reached the host" test ! -e "$P/pipe" -a ! -e "$P/pipe2" -a ! -e "$P/sock"
 
+# --- a file too large to scan: one note per run --------------------------------
+for i in 1 2 3 4; do
+	printf 'more\n' >>"$P/big.log"  # a new version each time
+	sleep 0.1
+	cat "$M/big.log" >/dev/null
+done
+
 vr_unmount
 vr_check "the mkfifo refusals are audited" \
 	test "$(grep '"op":"mknod"' "$A" | grep -c '"result":"EPERM"')" -ge 3
+vr_check "one \"skipped\" note for the large file (4 versions read)" \
+	test "$(grep '"op":"scan"' "$A" | grep '"path":"big.log"' | grep -c '"result":"skipped"')" = 1
 view_done
