@@ -299,9 +299,14 @@ static void vr_ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
                             struct fuse_file_info *fi)
 {
 	VrFile *f = file_get(req, ino, fi, true);
-	if (!f)
+	if (!f) {
+		/* Refused: the kernel may hold the bytes in its pages (a shared
+		 * mmap's writeback), which the host does not have. */
+		vr_inval_pages(vr_inode_get(ino));
 		return;
+	}
 	if (!f->writable || f->redacted) {
+		vr_inval_pages(f->inode);
 		file_done(f);
 		fuse_reply_err(req, EBADF);
 		return;
@@ -316,6 +321,8 @@ static void vr_ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 	if (res >= 0) {
 		atomic_fetch_add(&f->bytes_written, (uint64_t)res);
 		vr_handle_wrote(req, f);
+	} else {
+		vr_inval_pages(f->inode); /* ENOSPC, EDQUOT…: as a refusal */
 	}
 	file_done(f);
 	if (res < 0)

@@ -149,6 +149,14 @@ bool vr_evict_wait_for_room(void);
 /* Called after an inode is added: wakes the evictor past the high mark. */
 void vr_evict_kick_if_full(size_t table_size);
 
+/* inval.c: after a WRITE that failed or was refused, the inode's cached
+ * pages are dropped from a helper thread (the kernel may hold bytes the
+ * host does not have; from the handler the notification would deadlock).
+ * A no-op unless started. */
+int vr_inval_start(VrView *v);
+void vr_inval_stop(void);
+void vr_inval_pages(VrInode *inode);
+
 /* readahead.c: the mount's read-ahead, raised through sysfs (root only)
  * after mounting and before INIT is answered; vr_ll_init asks for the same
  * size in max_readahead so the INIT reply does not lower it again. */
@@ -218,7 +226,6 @@ bool vr_dir_is_case_insensitive(int fd);
 VrDecision vr_decide_child(VrInode *parent, const char *name, bool is_dir, char **ret_relpath);
 int vr_do_lookup(fuse_req_t req, fuse_ino_t parent, const char *name, struct fuse_entry_param *e,
                  const char *op);
-void vr_present_attr(struct stat *st);
 int vr_stat_inode(VrInode *inode, struct stat *st);
 void vr_proc_path(char buf[static 64], int fd);
 /* Whether the inode's relative path still leads to it on the host, without

@@ -304,9 +304,11 @@ int vr_view_run(const VrViewOptions *opts)
 	fuse_loop_cfg_set_max_threads(cfg, 16);
 	fuse_loop_cfg_set_idle_threads(cfg, 4);
 	vr_evict_start(&v);
+	vr_inval_start(&v);
 	vr_watch_start();
 	int r = fuse_session_loop_mt(v.se, cfg);
 	vr_watch_stop();
+	vr_inval_stop();
 	vr_evict_stop();
 	fuse_loop_cfg_destroy(cfg);
 	if (r < 0)

@@ -105,9 +105,58 @@ for i in 1 2 3 4; do
 	cat "$M/big.log" >/dev/null
 done
 
+# --- refused writes: EACCES, audited, and nothing left in the page cache -------
+cat "$M/creds.txt" >/dev/null  # the scan finds the key: masked, read-only
+python3 - "$M" <<'EOF' >"$T/refused.out" 2>&1
+import errno, mmap, os, sys, time
+m = sys.argv[1]
+def expect(what, fn):
+    try:
+        fn()
+        print("FAIL", what, "succeeded")
+    except OSError as e:
+        print("ok" if e.errno == errno.EACCES else "FAIL", what, errno.errorcode[e.errno])
+for name in ("creds.txt", ".git/config"):
+    p = m + "/" + name
+    fd = os.open(p, os.O_WRONLY)
+    expect(name + " write", lambda: os.write(fd, b"x"))
+    expect(name + " pwrite", lambda: os.pwrite(fd, b"x", 3))
+    expect(name + " fallocate", lambda: os.posix_fallocate(fd, 0, 4096))
+    os.close(fd)
+    fd = os.open(p, os.O_WRONLY | os.O_APPEND)
+    expect(name + " append", lambda: os.write(fd, b"x\n"))
+    os.close(fd)
+    expect(name + " O_TRUNC", lambda: os.close(os.open(p, os.O_WRONLY | os.O_TRUNC)))
+    expect(name + " truncate", lambda: os.truncate(p, 1))
+    # A shared mmap's page is written back and refused: the page the
+    # process changed must not be what the view serves afterwards.
+    fd = os.open(p, os.O_RDWR)
+    mm = mmap.mmap(fd, 0)
+    mm[0:1] = b"Z"
+    expect(name + " mmap writeback", mm.flush)
+    mm.close()
+    os.close(fd)
+    for i in range(100):
+        with open(p, "rb") as f:
+            if f.read(1) != b"Z":
+                break
+        time.sleep(0.02)
+    else:
+        print("FAIL", name, "the view still serves the refused byte 2 s later")
+EOF
+while read -r st what; do
+	if [ "$st" = ok ]; then vr_pass "$what"; else vr_fail "$what"; fi
+done <"$T/refused.out"
+vr_check "the host files are untouched" test "$(cat "$P/creds.txt")" = "key = $AWS" -a \
+	"$(head -c 6 "$P/.git/config")" = "[core]"
+
 vr_unmount
 vr_check "the mkfifo refusals are audited" \
 	test "$(grep '"op":"mknod"' "$A" | grep -c '"result":"EPERM"')" -ge 3
 vr_check "one \"skipped\" note for the large file (4 versions read)" \
 	test "$(grep '"op":"scan"' "$A" | grep '"path":"big.log"' | grep -c '"result":"skipped"')" = 1
+vr_check "the refused writes of the masked file are audited" \
+	grep -q '"op":"write","path":"creds.txt","result":"EACCES"' "$A"
+vr_check "the refused writes of the read-only file are audited" \
+	grep -q '"op":"write","path":".git/config","result":"readonly"' "$A"
 view_done
