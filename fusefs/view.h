@@ -52,8 +52,10 @@ typedef struct {
 	double attr_timeout;     /* seconds the kernel caches attributes */
 	bool allow_other;        /* let other uids of this user namespace in (the sandbox's agent uid) */
 	/* When the agent runs under another uid than the daemon (vault-run run as
-	 * root: agent is 65534), files owned by the daemon's uid are presented as
-	 * owned by present_uid/present_gid. (uid_t)-1: present as they are. */
+	 * root: agent is 65534), files owned by the daemon's uid (and ids without
+	 * a mapping in its user namespace) are presented as owned by
+	 * present_uid/present_gid, and what the agent creates stays the daemon's.
+	 * (uid_t)-1: the daemon's own ids (docs/view.md, "Permissions and owners"). */
 	uid_t present_uid;
 	gid_t present_gid;
 	int ready_fd;            /* written "mounted\n" once mounted, "ready\n" once confined with the audit log
