@@ -304,18 +304,16 @@ static void vr_ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 {
 	VrInode *p = vr_inode_get(parent);
 	g_autofree char *rel = NULL;
+	if (!vr_new_name_allowed(req, "mknod", p, name, false, &rel))
+		return;
 	if (!S_ISREG(mode)) {
 		/* No device nodes (the host would trust them), no fifos or
 		 * sockets (a host tool that later opens or reads one hangs:
 		 * grep -r, an editor's file picker, a backup). */
-		g_autofree char *r = NULL;
-		vr_decide_child(p, name, false, &r);
-		vr_audit_req(req, VR_AUDIT_DENIED, "mknod", r, "EPERM", NULL, NULL);
+		vr_audit_req(req, VR_AUDIT_DENIED, "mknod", rel, "EPERM", NULL, NULL);
 		fuse_reply_err(req, EPERM);
 		return;
 	}
-	if (!vr_new_name_allowed(req, "mknod", p, name, false, &rel))
-		return;
 	VR_CREATING(p);
 	vr_journal_before_create(p, name, rel);
 	if (mknodat(p->fd, name, vr_new_mode(req, p, mode), 0) < 0) {
