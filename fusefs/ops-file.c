@@ -202,7 +202,8 @@ static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 	VR_CREATING(p);
 	vr_journal_before_create(p, name, rel);
 	int flags = (fi->flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY;
-	int fd = openat(p->fd, name, flags, vr_new_mode(req, p, mode));
+	mode = vr_new_mode(req, p, mode);
+	int fd = openat(p->fd, name, flags, mode);
 	if (fd < 0) {
 		int err = errno;
 		vr_audit_req(req, VR_AUDIT_WRITES, "create", rel, vr_errno_name(err), NULL, NULL);
