@@ -1,9 +1,9 @@
 /* Inside the proxy: what proxy.c (server, decisions, relay, audit) shares
  * with the protocol front ends proxy-http.c and proxy-socks.c.
  *
- * Threading: a GThreadedSocketService runs each new client's handshake
- * (parse, decide, resolve, connect: short and blocking, so written as plain
- * sequential code) in a worker thread with socket timeouts; the long-lived
+ * Threading: the main thread accepts; a pool of threads runs each new
+ * client's handshake (parse, decide, resolve, connect: short and blocking,
+ * so written as plain sequential code) with socket timeouts; the long-lived
  * byte relay then moves to the main loop as async GIO operations, so an idle
  * tunnel holds no thread. */
 #pragma once

@@ -38,6 +38,10 @@ struct VrProxy {
 	GHashTable *relays;   /* active Relay*, touched only in the main thread */
 	GObject *http_marker; /* source objects telling the listeners apart */
 	GObject *socks_marker;
+	GSocketService *service; /* accepts in the main thread */
+	GThreadPool *pool;       /* runs the handshakes */
+	int handshakes;          /* queued or running; main thread only */
+	gboolean serving;        /* main thread only */
 };
 
 void vr_proxy_options_init(VrProxyOptions *opts)
@@ -322,14 +326,57 @@ void proxy_relay(ProxyConn *c, GSocketConnection *client, GInputStream *client_i
 
 /* ---- server ----------------------------------------------------------- */
 
-static gboolean on_run(GThreadedSocketService *service, GSocketConnection *conn, GObject *source, gpointer data)
+/* Accepting happens in the main thread only; handshakes run in a pool of
+ * MAX_HANDSHAKES threads. When all are busy the service stops accepting
+ * (new clients wait in the kernel's backlog) and the main thread starts it
+ * again when a handshake ends.
+ *
+ * Not GThreadedSocketService: it restarts its accept loop from the pool
+ * thread that brings the job count back under max-threads, and
+ * g_socket_listener_accept_async() (glib 2.74) attaches its sources to the
+ * main context before it sets the task's data, so the main thread could
+ * dispatch accept_ready() on a task that has no data yet: the "segfault at
+ * 8 in libgio" under 200 concurrent tunnels (issue 17). Here every
+ * start/stop of the service runs in the main thread. */
+typedef struct {
+	VrProxy *proxy;
+	GSocketConnection *conn;
+	gboolean socks;
+} Handshake;
+
+static gboolean handshake_done(gpointer data)
 {
 	VrProxy *proxy = data;
-	g_socket_set_timeout(g_socket_connection_get_socket(conn), HANDSHAKE_TIMEOUT_S);
-	if (source == proxy->socks_marker)
-		proxy_socks_handle(proxy, conn);
+	if (proxy->handshakes-- == MAX_HANDSHAKES && proxy->serving)
+		g_socket_service_start(proxy->service);
+	return G_SOURCE_REMOVE;
+}
+
+static void handshake_run(gpointer data, gpointer user_data)
+{
+	Handshake *h = data;
+	(void)user_data;
+	g_socket_set_timeout(g_socket_connection_get_socket(h->conn), HANDSHAKE_TIMEOUT_S);
+	if (h->socks)
+		proxy_socks_handle(h->proxy, h->conn);
 	else
-		proxy_http_handle(proxy, conn);
+		proxy_http_handle(h->proxy, h->conn);
+	VrProxy *proxy = h->proxy;
+	g_object_unref(h->conn);
+	g_free(h);
+	g_main_context_invoke(NULL, handshake_done, proxy);
+}
+
+static gboolean on_incoming(GSocketService *service, GSocketConnection *conn, GObject *source, gpointer data)
+{
+	VrProxy *proxy = data;
+	Handshake *h = g_new0(Handshake, 1);
+	h->proxy = proxy;
+	h->conn = g_object_ref(conn);
+	h->socks = source == proxy->socks_marker;
+	if (++proxy->handshakes == MAX_HANDSHAKES)
+		g_socket_service_stop(service);
+	g_thread_pool_push(proxy->pool, h, NULL);
 	return TRUE;
 }
 
@@ -339,45 +386,58 @@ static gboolean on_quit_signal(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
+/* Handshake threads may still be running when serve() returns, and the
+ * process ends right after it without waiting for them: their VrProxy must
+ * outlive serve()'s frame, so it is static. */
+static VrProxy the_proxy;
+
 static int serve(const VrProxyOptions *opts, int http_fd, int socks_fd)
 {
 	if (vr_proxy_confine() < 0)
 		return -EPERM;
 	g_autoptr(GError) error = NULL;
-	VrProxy proxy = {.opts = opts, .resolver = g_resolver_get_default()};
-	g_mutex_init(&proxy.audit_lock);
-	proxy.relays = g_hash_table_new(NULL, NULL);
-	proxy.http_marker = g_object_new(G_TYPE_OBJECT, NULL);
-	proxy.socks_marker = g_object_new(G_TYPE_OBJECT, NULL);
+	VrProxy *proxy = &the_proxy;
+	*proxy = (VrProxy){.opts = opts, .resolver = g_resolver_get_default()};
+	g_mutex_init(&proxy->audit_lock);
+	proxy->relays = g_hash_table_new(NULL, NULL);
+	proxy->http_marker = g_object_new(G_TYPE_OBJECT, NULL);
+	proxy->socks_marker = g_object_new(G_TYPE_OBJECT, NULL);
+	proxy->pool = g_thread_pool_new(handshake_run, NULL, MAX_HANDSHAKES, FALSE, &error);
+	if (!proxy->pool) {
+		vr_error("proxy: cannot start the handshake threads: %s", error->message);
+		return -EAGAIN;
+	}
 
 	g_autoptr(GMainLoop) loop = g_main_loop_new(NULL, FALSE);
 	guint sig_term = g_unix_signal_add(SIGTERM, on_quit_signal, loop);
 	guint sig_int = g_unix_signal_add(SIGINT, on_quit_signal, loop);
 
-	GSocketService *service = g_threaded_socket_service_new(MAX_HANDSHAKES);
+	proxy->service = g_socket_service_new();
 	/* Services start active, and each add_socket would then cancel and
 	 * restart the pending accept; a client already waiting in the backlog
 	 * (the supervisor connects as soon as we report ready) could be accepted
 	 * by the cancelled operation and dropped. Add first, then start. */
-	g_socket_service_stop(service);
-	g_signal_connect(service, "run", G_CALLBACK(on_run), &proxy);
+	g_socket_service_stop(proxy->service);
+	g_signal_connect(proxy->service, "incoming", G_CALLBACK(on_incoming), proxy);
 	int r = 0;
 	int fds[2] = {http_fd, socks_fd};
-	GObject *markers[2] = {proxy.http_marker, proxy.socks_marker};
+	GObject *markers[2] = {proxy->http_marker, proxy->socks_marker};
 	for (int i = 0; i < 2 && r == 0; i++) {
 		g_autoptr(GSocket) s = g_socket_new_from_fd(fds[i], &error);
-		if (!s || !g_socket_listener_add_socket(G_SOCKET_LISTENER(service), s, markers[i], &error)) {
+		if (!s || !g_socket_listener_add_socket(G_SOCKET_LISTENER(proxy->service), s, markers[i], &error)) {
 			vr_error("proxy: cannot use the listening socket: %s", error->message);
 			r = -EINVAL;
 		}
 	}
 	if (r == 0) {
-		g_socket_service_start(service);
+		proxy->serving = TRUE;
+		g_socket_service_start(proxy->service);
 		g_main_loop_run(loop);
-		g_socket_service_stop(service);
-		g_socket_listener_close(G_SOCKET_LISTENER(service));
+		proxy->serving = FALSE;
+		g_socket_service_stop(proxy->service);
+		g_socket_listener_close(G_SOCKET_LISTENER(proxy->service));
 		/* Connections still open get their audit event before we go. */
-		GList *open = g_hash_table_get_keys(proxy.relays);
+		GList *open = g_hash_table_get_keys(proxy->relays);
 		for (GList *l = open; l; l = l->next) {
 			Relay *rel = l->data;
 			g_free(rel->c->reason);
