@@ -4,8 +4,12 @@
  * literal is only allowed when a pattern names that address. Runs in a
  * handshake worker thread. */
 #include "proxy-private.h"
+#include "proxy-parse.h"
 
+#include <errno.h>
 #include <string.h>
+
+#define SOCKS_BUFSIZE 512
 
 enum {
 	SOCKS_OK = 0x00,
@@ -17,10 +21,37 @@ enum {
 	SOCKS_ATYP_UNSUPPORTED = 0x08,
 };
 
-static gboolean read_exact(GInputStream *in, void *buf, gsize len)
+/* Reads until parse() finds a whole message at the front of the buffer,
+ * then drops that message from it: whatever the client sent after it (an
+ * eager client's first bytes for the destination) stays buffered for the
+ * relay. The result is parse()'s: > 0, or -errno; 0 when the client closed
+ * or timed out first. */
+typedef gssize (*ParseFn)(const guint8 *buf, gsize len, gpointer out);
+
+static gssize read_message(GBufferedInputStream *in, ParseFn parse, gpointer out)
 {
-	gsize got = 0;
-	return g_input_stream_read_all(in, buf, len, &got, NULL, NULL) && got == len;
+	for (;;) {
+		gsize avail = 0;
+		const guint8 *buf = g_buffered_input_stream_peek_buffer(in, &avail);
+		gssize n = parse(buf, avail, out);
+		if (n > 0)
+			g_input_stream_skip(G_INPUT_STREAM(in), (gsize)n, NULL, NULL);
+		if (n != 0)
+			return n;
+		/* Every SOCKS5 message fits in 2 + 255 or 4 + 1 + 255 + 2 bytes. */
+		if (avail >= SOCKS_BUFSIZE || g_buffered_input_stream_fill(in, -1, NULL, NULL) <= 0)
+			return 0;
+	}
+}
+
+static gssize parse_greeting(const guint8 *buf, gsize len, gpointer out)
+{
+	return vr_socks5_parse_greeting(buf, len, out);
+}
+
+static gssize parse_request(const guint8 *buf, gsize len, gpointer out)
+{
+	return vr_socks5_parse_request(buf, len, out);
 }
 
 static gboolean write_exact(GSocketConnection *client, const void *buf, gsize len)
@@ -50,13 +81,15 @@ static guint8 status_to_reply(ProxyStatus st)
 
 void proxy_socks_handle(VrProxy *proxy, GSocketConnection *client)
 {
-	GInputStream *in = g_io_stream_get_input_stream(G_IO_STREAM(client));
-	guint8 hdr[4], methods[255];
+	g_autoptr(GInputStream) in =
+	        g_buffered_input_stream_new_sized(g_io_stream_get_input_stream(G_IO_STREAM(client)), SOCKS_BUFSIZE);
+	GBufferedInputStream *bin = G_BUFFERED_INPUT_STREAM(in);
 
 	/* Greeting: VER NMETHODS METHODS… — we take "no authentication". */
-	if (!read_exact(in, hdr, 2) || hdr[0] != 5 || !read_exact(in, methods, hdr[1]))
+	gboolean no_auth = FALSE;
+	if (read_message(bin, parse_greeting, &no_auth) <= 0)
 		return;
-	if (!memchr(methods, 0x00, hdr[1])) {
+	if (!no_auth) {
 		const guint8 none[2] = {5, 0xff};
 		write_exact(client, none, sizeof none);
 		return;
@@ -66,48 +99,20 @@ void proxy_socks_handle(VrProxy *proxy, GSocketConnection *client)
 		return;
 
 	/* Request: VER CMD RSV ATYP DST.ADDR DST.PORT */
-	if (!read_exact(in, hdr, 4) || hdr[0] != 5)
-		return;
-	g_autofree char *host = NULL;
-	guint8 addr[256];
-	switch (hdr[3]) {
-	case 0x01:
-	case 0x04: {
-		gsize len = hdr[3] == 0x01 ? 4 : 16;
-		if (!read_exact(in, addr, len))
-			return;
-		g_autoptr(GInetAddress) ia =
-		        g_inet_address_new_from_bytes(addr, len == 4 ? G_SOCKET_FAMILY_IPV4 : G_SOCKET_FAMILY_IPV6);
-		host = g_inet_address_to_string(ia);
-		break;
-	}
-	case 0x03: {
-		guint8 len;
-		if (!read_exact(in, &len, 1) || !read_exact(in, addr, len))
-			return;
-		/* A NUL would cut the name we check short of the one sent: make
-		 * it a '?', which the audit shows and host validation refuses. */
-		for (guint i = 0; i < len; i++)
-			if (addr[i] == '\0')
-				addr[i] = '?';
-		host = g_strndup((const char *)addr, len);
-		break;
-	}
-	default:
+	VrSocksRequest req = {0};
+	gssize n = read_message(bin, parse_request, &req);
+	if (n == -EAFNOSUPPORT)
 		reply(client, SOCKS_ATYP_UNSUPPORTED);
-		return;
-	}
-	guint8 pb[2];
-	if (!read_exact(in, pb, 2))
+	if (n <= 0)
 		return;
 
 	ProxyConn *c = proxy_conn_new(proxy, "socks5");
-	c->host = g_steal_pointer(&host);
-	c->port = (guint16)(pb[0] << 8 | pb[1]);
-	if (hdr[1] != 0x01) {
+	c->host = g_steal_pointer(&req.host);
+	c->port = req.port;
+	if (req.cmd != 0x01) {
 		/* BIND and UDP ASSOCIATE would open paths we do not police. */
 		c->result = "denied";
-		c->reason = g_strdup_printf("SOCKS command %u is not supported (CONNECT only)", hdr[1]);
+		c->reason = g_strdup_printf("SOCKS command %u is not supported (CONNECT only)", req.cmd);
 		reply(client, SOCKS_CMD_UNSUPPORTED);
 		proxy_conn_finish(c);
 		return;
