@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "audit-sinks.h"
 #include "config.h"
+#include "net-allow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -124,6 +125,7 @@ VrRunPlan *vr_run_plan_new(void)
 	VrRunPlan *plan = g_new0(VrRunPlan, 1);
 	plan->env_allow = g_ptr_array_new_with_free_func(g_free);
 	plan->net_allow = g_ptr_array_new_with_free_func(g_free);
+	plan->net_localhost = g_ptr_array_new_with_free_func(g_free);
 	plan->guarded_dirs = g_ptr_array_new_with_free_func(guarded_dir_free);
 	plan->env_ops = g_array_new(FALSE, TRUE, sizeof(VrEnvOp));
 	g_array_set_clear_func(plan->env_ops, env_op_clear);
@@ -143,6 +145,7 @@ void vr_run_plan_free(VrRunPlan *plan)
 	g_free(plan->mount_at);
 	g_ptr_array_unref(plan->env_allow);
 	g_ptr_array_unref(plan->net_allow);
+	g_ptr_array_unref(plan->net_localhost);
 	g_ptr_array_unref(plan->guarded_dirs);
 	g_free(plan->profile);
 	g_array_unref(plan->env_ops);
@@ -197,6 +200,56 @@ static gboolean need_absolute(GError **error, const char *opt, const char *path)
 	return bad_value(error, opt, path, "an absolute path inside the sandbox");
 }
 
+#define NET_FORMS "'none', 'host', 'allow=DOMAIN[,DOMAIN...]', 'allow-localhost=PORT[/tcp][,PORT...]' or 'allow-private'"
+
+/* One item of a --net value (see vr_run_plan_add_net). */
+static gboolean add_net_item(VrRunPlan *plan, const char *item, const char *value, const char *what,
+                             gboolean alone, GError **error)
+{
+	if (strcmp(item, "none") == 0 || strcmp(item, "host") == 0) {
+		if (!alone)
+			return bad_value(error, what, value, "a list: 'none' and 'host' stand alone");
+		plan->net = item[0] == 'n' ? VR_NET_NONE : VR_NET_HOST;
+	} else if (strcmp(item, "allow-private") == 0) {
+		plan->net_allow_private = TRUE;
+	} else if (g_str_has_prefix(item, "allow=") && item[6]) {
+		/* Repeatable: each --net allow= adds its patterns. */
+		g_auto(GStrv) items = g_strsplit(item + 6, ",", -1);
+		for (char **it = items; *it; it++)
+			if (**it)
+				g_ptr_array_add(plan->net_allow, g_strdup(g_strstrip(*it)));
+		plan->net = VR_NET_ALLOW;
+	} else if (g_str_has_prefix(item, "allow-localhost=")) {
+		/* Checked here, so a bad port is an error before anything starts. */
+		g_autoptr(VrNetAllow) check = vr_net_allow_new();
+		g_autoptr(GError) e = NULL;
+		if (!vr_net_allow_add(check, item, &e)) {
+			g_set_error(error, VR_CLI_ERROR, VR_CLI_ERROR_BAD_VALUE, "%s: %s", what, e->message);
+			return FALSE;
+		}
+		g_auto(GStrv) ports = g_strsplit(item + strlen("allow-localhost="), ",", -1);
+		for (char **it = ports; *it; it++)
+			g_ptr_array_add(plan->net_localhost, g_strdup(g_strstrip(*it)));
+	} else {
+		return bad_value(error, what, value, NET_FORMS);
+	}
+	return TRUE;
+}
+
+gboolean vr_run_plan_add_net(VrRunPlan *plan, const char *value, const char *what, GError **error)
+{
+	g_auto(GStrv) items = g_strsplit(value, ";", -1);
+	guint n = g_strv_length(items);
+	for (char **it = items; *it; it++) {
+		g_strstrip(*it);
+		if (!**it && n > 1)
+			continue; /* "allow=a;" */
+		if (!add_net_item(plan, *it, value, what, n == 1, error))
+			return FALSE;
+	}
+	return TRUE;
+}
+
 static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GError **error)
 {
 	switch (id) {
@@ -207,21 +260,8 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 		set_str(&plan->mount_at, a[0]);
 		break;
 	case OPT_NET:
-		if (strcmp(a[0], "none") == 0)
-			plan->net = VR_NET_NONE;
-		else if (strcmp(a[0], "host") == 0)
-			plan->net = VR_NET_HOST;
-		else if (strcmp(a[0], "allow-private") == 0)
-			plan->net_allow_private = TRUE;
-		else if (g_str_has_prefix(a[0], "allow=") && a[0][6]) {
-			/* Repeatable: each --net allow= adds its patterns. */
-			g_auto(GStrv) items = g_strsplit(a[0] + 6, ",", -1);
-			for (char **it = items; *it; it++)
-				if (**it)
-					g_ptr_array_add(plan->net_allow, g_strdup(*it));
-			plan->net = VR_NET_ALLOW;
-		} else
-			return bad_value(error, name, a[0], "'none', 'host', 'allow=DOMAIN[,DOMAIN...]' or 'allow-private'");
+		if (!vr_run_plan_add_net(plan, a[0], name, error))
+			return FALSE;
 		break;
 	case OPT_PROFILE:
 		set_str(&plan->profile, a[0]);
@@ -444,9 +484,10 @@ void vr_cli_print_help(FILE *out)
 	      "  --project DIR        project directory (default: .)\n"
 	      "  --mount-at PATH      where the project appears inside (default: its host path)\n"
 	      "  --profile NAME|none  harness profile (default: chosen by COMMAND's name)\n"
-	      "  --net none|host|allow=DOMAINS|allow-private   network: own empty namespace\n"
-	      "                       (default; with a profile: allow= its domains), the host's,\n"
-	      "                       or a filtering proxy for the listed domains\n"
+	      "  --net none|host|allow=DOMAINS|allow-localhost=PORT[/tcp],...|allow-private\n"
+	      "                       network: own empty namespace (default; with a profile: its\n"
+	      "                       domains), the host's, a filtering proxy for DOMAINS, host\n"
+	      "                       loopback PORTs (model servers: inference paths only)\n"
 	      "  --env-allow GLOB     pass host variables matching GLOB (default: PATH HOME TERM\n"
 	      "                       LANG LC_* USER SHELL TZ COLORTERM)\n"
 	      "  --setenv N V, --unsetenv N, --clearenv, --env-file FILE[:VAR,...] (read outside)\n"

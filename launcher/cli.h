@@ -66,6 +66,8 @@ typedef struct {
 	VrNetMode net;
 	GPtrArray *net_allow;   /* domain patterns (char *) for VR_NET_ALLOW */
 	gboolean net_allow_private; /* let allowed names resolve to private addresses */
+	GPtrArray *net_localhost; /* allow-localhost ports ("11434", "8080/tcp"); with
+	                           * none/default they make the mode VR_NET_ALLOW */
 	char *profile;          /* --profile NAME; "none" turns profiles off; NULL: by COMMAND */
 	gboolean quiet;         /* no summary line at the end */
 	GPtrArray *guarded_dirs; /* VrGuardedDir *, filled from the profile */
@@ -103,4 +105,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(VrRunPlan, vr_run_plan_free)
 
 /* argv[0] is the program name. Errors say which option and what is wrong. */
 gboolean vr_cli_parse(VrRunPlan *plan, int argc, char **argv, GError **error);
+
+/* Applies one `--net` value (also the config's `net =`): none, host,
+ * allow=DOMAINS, allow-localhost=PORTS, allow-private, or several of the
+ * last three joined by ';'. what names the source in errors ("--net"). */
+gboolean vr_run_plan_add_net(VrRunPlan *plan, const char *value, const char *what, GError **error);
 void vr_cli_print_help(FILE *out);

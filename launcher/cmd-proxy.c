@@ -17,11 +17,14 @@
 static void usage(FILE *f)
 {
 	fputs("usage: vault-run proxy [--listen HOST:PORT] [--socks-port PORT] --allow PATTERN[,PATTERN...]...\n"
-	      "                       [--allow-private] [--audit FILE|-] [--netns PATH]\n"
+	      "                       [--allow-private] [--allow-localhost PORT[/http|/tcp],...]\n"
+	      "                       [--audit FILE|-] [--netns PATH]\n"
 	      "  --listen HOST:PORT  HTTP/CONNECT proxy address (default 127.0.0.1:3128; port 0: any)\n"
 	      "  --socks-port PORT   SOCKS5 port on the same host (default: HTTP port + 1, or any if 0)\n"
 	      "  --allow PATTERNS    host, *.domain, host:port, IP literal; repeatable (default: deny all)\n"
 	      "  --allow-private     allow names resolving to loopback/private/link-local addresses\n"
+	      "  --allow-localhost PORTS  bridge 127.0.0.1:PORT inside --netns to this netns's\n"
+	      "                      127.0.0.1:PORT (model servers: inference paths only)\n"
 	      "  --audit FILE|-      write one JSON line per connection (- is stderr)\n"
 	      "  --netns PATH        listen inside that network namespace (e.g. /proc/PID/ns/net)\n",
 	      f);
@@ -38,6 +41,7 @@ int vr_cmd_proxy(int argc, char **argv)
 		{"listen", required_argument, NULL, 'l'},   {"socks-port", required_argument, NULL, 's'},
 		{"allow", required_argument, NULL, 'a'},    {"allow-private", no_argument, NULL, 'p'},
 		{"audit", required_argument, NULL, 'A'},    {"netns", required_argument, NULL, 'n'},
+		{"allow-localhost", required_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},           {0},
 	};
 	g_autoptr(VrNetAllow) allow = vr_net_allow_new();
@@ -80,6 +84,14 @@ int vr_cmd_proxy(int argc, char **argv)
 			}
 			break;
 		case 'p': vr_net_allow_set_private(allow, TRUE); break;
+		case 'L': {
+			g_autofree char *item = g_strconcat("allow-localhost=", optarg, NULL);
+			if (!vr_net_allow_add(allow, item, &error)) {
+				vr_error("--allow-localhost: %s", error->message);
+				return VR_EXIT_ERROR;
+			}
+			break;
+		}
 		case 'A': audit = optarg; break;
 		case 'n': netns = optarg; break;
 		case 'h': usage(stdout); return VR_EXIT_OK;
@@ -97,7 +109,11 @@ int vr_cmd_proxy(int argc, char **argv)
 		         http_port);
 		return VR_EXIT_ERROR;
 	}
-	if (vr_net_allow_count(allow) == 0)
+	if (vr_net_allow_bridge_count(allow) && !netns) {
+		vr_error("--allow-localhost: needs --netns (inside this netns 127.0.0.1:PORT is the server itself)");
+		return VR_EXIT_ERROR;
+	}
+	if (vr_net_allow_count(allow) == 0 && vr_net_allow_bridge_count(allow) == 0)
 		vr_warning("proxy: no --allow pattern: every connection will be denied");
 
 	VrProxyOptions o;

@@ -22,8 +22,17 @@ typedef struct {
 
 struct VrNetAllow {
 	GPtrArray *patterns; /* of Pattern */
+	GArray *bridges;     /* of VrNetBridge, one per port */
 	gboolean allow_private;
 };
+
+/* The default ports of the local model servers agents talk to: a bare
+ * allow-localhost=PORT of these gets the HTTP filter. ollama 11434, LM
+ * Studio 1234, llama.cpp's llama-server / llamafile / LocalAI 8080, vLLM
+ * 8000, Jan 1337, GPT4All 4891, text-generation-webui 5000, koboldcpp
+ * 5001, SGLang 30000. Some are common development ports too (8000, 8080,
+ * 5000): filtered is the safe mistake, and the refusal names /tcp. */
+const guint16 vr_net_model_server_ports[] = {11434, 1234, 8080, 8000, 1337, 4891, 5000, 5001, 30000, 0};
 
 static void pattern_free(gpointer p)
 {
@@ -34,10 +43,17 @@ static void pattern_free(gpointer p)
 	g_free(pat);
 }
 
+static void bridge_clear(gpointer p)
+{
+	g_free(((VrNetBridge *)p)->rule);
+}
+
 VrNetAllow *vr_net_allow_new(void)
 {
 	VrNetAllow *allow = g_new0(VrNetAllow, 1);
 	allow->patterns = g_ptr_array_new_with_free_func(pattern_free);
+	allow->bridges = g_array_new(FALSE, TRUE, sizeof(VrNetBridge));
+	g_array_set_clear_func(allow->bridges, bridge_clear);
 	return allow;
 }
 
@@ -46,12 +62,27 @@ void vr_net_allow_free(VrNetAllow *allow)
 	if (!allow)
 		return;
 	g_ptr_array_unref(allow->patterns);
+	g_array_unref(allow->bridges);
 	g_free(allow);
 }
 
 gboolean vr_net_allow_get_private(const VrNetAllow *allow) { return allow->allow_private; }
 void vr_net_allow_set_private(VrNetAllow *allow, gboolean allow_private) { allow->allow_private = allow_private; }
 guint vr_net_allow_count(const VrNetAllow *allow) { return allow->patterns->len; }
+guint vr_net_allow_bridge_count(const VrNetAllow *allow) { return allow->bridges->len; }
+
+const VrNetBridge *vr_net_allow_bridge(const VrNetAllow *allow, guint i)
+{
+	return &g_array_index(allow->bridges, VrNetBridge, i);
+}
+
+gboolean vr_net_is_model_server_port(guint16 port)
+{
+	for (const guint16 *p = vr_net_model_server_ports; *p; p++)
+		if (*p == port)
+			return TRUE;
+	return FALSE;
+}
 
 /* Lower case, one trailing dot dropped ("Example.COM." == "example.com"). */
 static char *normalize_host(const char *host)
@@ -173,13 +204,88 @@ static gboolean add_pattern(VrNetAllow *allow, const char *text, GError **error)
 	return TRUE;
 }
 
-gboolean vr_net_allow_add(VrNetAllow *allow, const char *spec, GError **error)
+static gboolean bridge_error(GError **error, const char *text, const char *why)
 {
-	if (strcmp(spec, "allow-private") == 0) {
-		allow->allow_private = TRUE;
-		return TRUE;
+	g_set_error(error, VR_NET_ERROR, VR_NET_ERROR_PATTERN, "allow-localhost '%s': %s", text, why);
+	return FALSE;
+}
+
+/* PORT, PORT/http or PORT/tcp. */
+static gboolean parse_bridge(const char *text, VrNetBridge *ret, GError **error)
+{
+	const char *slash = strchr(text, '/');
+	g_autofree char *num = slash ? g_strndup(text, (gsize)(slash - text)) : g_strdup(text);
+	guint16 port;
+	if (!parse_port(num, &port))
+		return bridge_error(error, text, "expected PORT, PORT/http or PORT/tcp with a port from 1 to 65535");
+	if (port == 3128 || port == 1080)
+		/* Inside the sandbox these are the proxy's own ports. */
+		return bridge_error(error, text, "ports 3128 and 1080 are the proxy's own inside the sandbox");
+	VrBridgeKind kind;
+	if (!slash)
+		kind = vr_net_is_model_server_port(port) ? VR_BRIDGE_HTTP : VR_BRIDGE_TCP;
+	else if (strcmp(slash, "/http") == 0)
+		kind = VR_BRIDGE_HTTP;
+	else if (strcmp(slash, "/tcp") == 0)
+		kind = VR_BRIDGE_TCP;
+	else
+		return bridge_error(error, text, "the form after '/' must be http or tcp");
+	ret->port = port;
+	ret->kind = kind;
+	ret->rule = g_strdup_printf("allow-localhost=%u/%s", port, kind == VR_BRIDGE_HTTP ? "http" : "tcp");
+	return TRUE;
+}
+
+static gboolean add_bridges(VrNetAllow *allow, const char *list, GError **error)
+{
+	if (!*list)
+		return bridge_error(error, list, "expected PORT, PORT/http or PORT/tcp with a port from 1 to 65535");
+	g_auto(GStrv) items = g_strsplit(list, ",", -1);
+	g_autoptr(GArray) add = g_array_new(FALSE, TRUE, sizeof(VrNetBridge));
+	g_array_set_clear_func(add, bridge_clear);
+	for (char **it = items; *it; it++) {
+		g_strstrip(*it);
+		VrNetBridge b;
+		if (!parse_bridge(*it, &b, error))
+			return FALSE; /* all or nothing */
+		g_array_append_val(add, b);
 	}
-	const char *list = g_str_has_prefix(spec, "allow=") ? spec + strlen("allow=") : spec;
+	for (guint i = 0; i < add->len; i++) {
+		VrNetBridge *b = &g_array_index(add, VrNetBridge, i);
+		const VrNetBridge *same = NULL;
+		for (guint j = 0; j < allow->bridges->len && !same; j++)
+			if (vr_net_allow_bridge(allow, j)->port == b->port)
+				same = vr_net_allow_bridge(allow, j);
+		for (guint j = 0; j < i && !same; j++)
+			if (g_array_index(add, VrNetBridge, j).port == b->port)
+				same = &g_array_index(add, VrNetBridge, j);
+		if (same && same->kind != b->kind)
+			return bridge_error(error, list, "a port given both as /http and as /tcp");
+	}
+	/* Only ports not bridged yet are added; counted first, all or nothing. */
+	g_autoptr(GArray) fresh = g_array_new(FALSE, FALSE, sizeof(guint));
+	for (guint i = 0; i < add->len; i++) {
+		guint16 port = g_array_index(add, VrNetBridge, i).port;
+		gboolean known = FALSE;
+		for (guint j = 0; j < allow->bridges->len && !known; j++)
+			known = vr_net_allow_bridge(allow, j)->port == port;
+		for (guint j = 0; j < fresh->len && !known; j++)
+			known = g_array_index(add, VrNetBridge, g_array_index(fresh, guint, j)).port == port;
+		if (!known)
+			g_array_append_val(fresh, i);
+	}
+	if (allow->bridges->len + fresh->len > VR_NET_MAX_BRIDGES)
+		return bridge_error(error, list, "too many ports (at most 32)");
+	for (guint i = 0; i < fresh->len; i++) {
+		VrNetBridge *b = &g_array_index(add, VrNetBridge, g_array_index(fresh, guint, i));
+		g_array_append_val(allow->bridges, *b);
+		b->rule = NULL; /* moved */
+	}
+	return TRUE;
+}
+
+static gboolean add_patterns(VrNetAllow *allow, const char *list, GError **error)
+{
 	if (!*list)
 		return TRUE; /* "allow=": nothing allowed, which is the default */
 	g_auto(GStrv) items = g_strsplit(list, ",", -1);
@@ -194,6 +300,30 @@ gboolean vr_net_allow_add(VrNetAllow *allow, const char *spec, GError **error)
 			g_ptr_array_set_size(allow->patterns, before);
 			return FALSE;
 		}
+	}
+	return TRUE;
+}
+
+static gboolean add_item(VrNetAllow *allow, const char *item, GError **error)
+{
+	if (strcmp(item, "allow-private") == 0) {
+		allow->allow_private = TRUE;
+		return TRUE;
+	}
+	if (g_str_has_prefix(item, "allow-localhost="))
+		return add_bridges(allow, item + strlen("allow-localhost="), error);
+	return add_patterns(allow, g_str_has_prefix(item, "allow=") ? item + strlen("allow=") : item, error);
+}
+
+gboolean vr_net_allow_add(VrNetAllow *allow, const char *spec, GError **error)
+{
+	if (!strchr(spec, ';'))
+		return add_item(allow, spec, error);
+	g_auto(GStrv) items = g_strsplit(spec, ";", -1);
+	for (char **it = items; *it; it++) {
+		g_strstrip(*it);
+		if (**it && !add_item(allow, *it, error))
+			return FALSE;
 	}
 	return TRUE;
 }

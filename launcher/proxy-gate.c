@@ -219,10 +219,21 @@ static gboolean refuse(VrHttpGate *g, GPtrArray *events, const char *method, con
 	return FALSE;
 }
 
+/* A well-formed request the policy does not allow. */
+static gboolean forbid(VrHttpGate *g, GPtrArray *events, const char *method, const char *path, char *reason)
+{
+	refuse(g, events, method, path, reason, FALSE);
+	((VrGateEvent *)events->pdata[events->len - 1])->forbidden = TRUE;
+	return FALSE;
+}
+
 static gboolean refuse_body(VrHttpGate *g, GPtrArray *events, const char *why)
 {
 	Exchange *x = g->current;
-	return refuse(g, events, x ? x->method : NULL, x ? x->path : NULL, g_strdup(why), TRUE);
+	refuse(g, events, x ? x->method : NULL, x ? x->path : NULL, g_strdup(why), TRUE);
+	if (x)
+		((VrGateEvent *)events->pdata[events->len - 1])->bytes_up = x->bytes_up;
+	return FALSE;
 }
 
 static void request_done(VrHttpGate *g)
@@ -262,12 +273,11 @@ static gboolean request_head(VrHttpGate *g, GByteArray *out, GPtrArray *events)
 			return refuse(g, events, method, path, g_strdup("a byte in the target that HTTP does not allow"),
 			              FALSE);
 	if (!in_list(allowed_methods, method))
-		return refuse(g, events, method, path,
-		              g_strdup_printf("method %s is not allowed on a model-server port (GET, HEAD, POST)", method),
-		              FALSE);
+		return forbid(g, events, method, path,
+		              g_strdup_printf("method %s is not allowed on a model-server port (GET, HEAD, POST)", method));
 	if (!in_list(vr_http_gate_paths, path))
-		return refuse(g, events, method, path,
-		              g_strdup_printf("%s is not an inference or listing path of a model server", path), FALSE);
+		return forbid(g, events, method, path,
+		              g_strdup_printf("%s is not an inference or listing path of a model server", path));
 
 	guint n_length = 0, n_te = 0, n_fields = 0;
 	guint64 length = 0;

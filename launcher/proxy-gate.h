@@ -43,6 +43,7 @@ typedef struct {
 	guint64 bytes_up;    /* the request as forwarded (head and body) */
 	guint64 bytes_down;  /* the response as received */
 	gboolean mid_body;   /* REFUSED: part of this request already went to the server */
+	gboolean forbidden;  /* REFUSED: well-formed but not allowed (a 403), else malformed (a 400) */
 } VrGateEvent;
 
 void vr_gate_event_free(gpointer event);

@@ -11,7 +11,17 @@
 
 #include "proxy.h"
 
-typedef struct VrProxy VrProxy;
+typedef struct VrProxy {
+	const VrProxyOptions *opts;
+	GResolver *resolver;
+	GMutex audit_lock;       /* serialises writes to opts->audit_fd */
+	GHashTable *relays;      /* active relays, touched only in the main thread */
+	GPtrArray *listeners;    /* what each listening socket serves (proxy.c) */
+	GSocketService *service; /* accepts in the main thread */
+	GThreadPool *pool;       /* runs the handshakes */
+	int handshakes;          /* queued or running; main thread only */
+	gboolean serving;        /* main thread only */
+} VrProxy;
 
 typedef enum {
 	PROXY_OK,
@@ -34,6 +44,8 @@ typedef struct {
 	gint64 start_us; /* monotonic */
 	GDateTime *start;
 	guint64 bytes_up, bytes_down;
+	char *method, *path; /* a request on a model-server bridge (proto "localhost-http") */
+	int status;          /* … and its response's status, 0 when none */
 } ProxyConn;
 
 ProxyConn *proxy_conn_new(VrProxy *proxy, const char *proto);
@@ -52,9 +64,22 @@ void proxy_conn_finish(ProxyConn *c);
 void proxy_relay(ProxyConn *c, GSocketConnection *client, GInputStream *client_in,
                  GSocketConnection *upstream);
 
+/* A model-server bridge of the http form: the client's requests go through
+ * a VrHttpGate, one audit event per request. Takes references. */
+void proxy_relay_gated(VrProxy *proxy, const VrNetBridge *bridge, const char *address, GSocketConnection *client,
+                       GSocketConnection *upstream);
+
+/* At the end: the audit events of the connections still open. */
+void proxy_relays_stop(VrProxy *proxy);
+
 /* Protocol front ends, run in a worker thread for one accepted client. */
 void proxy_http_handle(VrProxy *proxy, GSocketConnection *client);
 void proxy_socks_handle(VrProxy *proxy, GSocketConnection *client);
+/* proxy-bridge.c: connects to the host's loopback port, then relays. */
+void proxy_bridge_handle(VrProxy *proxy, GSocketConnection *client, const VrNetBridge *bridge);
+
+/* Connect timeout for upstream connections. */
+#define PROXY_CONNECT_TIMEOUT_S 30
 
 /* proxy-confine.c: no_new_privs, Landlock, seccomp; before serving. 0 or -errno (logged). */
 int vr_proxy_confine(void);

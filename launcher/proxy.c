@@ -27,22 +27,7 @@
 
 /* A handshake that takes longer than this is dropped: it holds a worker. */
 #define HANDSHAKE_TIMEOUT_S 30
-#define CONNECT_TIMEOUT_S 30
 #define MAX_HANDSHAKES 64
-#define RELAY_BUFSIZE (64 * 1024)
-
-struct VrProxy {
-	const VrProxyOptions *opts;
-	GResolver *resolver;
-	GMutex audit_lock;    /* serialises writes to opts->audit_fd */
-	GHashTable *relays;   /* active Relay*, touched only in the main thread */
-	GObject *http_marker; /* source objects telling the listeners apart */
-	GObject *socks_marker;
-	GSocketService *service; /* accepts in the main thread */
-	GThreadPool *pool;       /* runs the handshakes */
-	int handshakes;          /* queued or running; main thread only */
-	gboolean serving;        /* main thread only */
-};
 
 void vr_proxy_options_init(VrProxyOptions *opts)
 {
@@ -107,6 +92,13 @@ void proxy_conn_finish(ProxyConn *c)
 	json_string(j, c->reason);
 	g_string_append(j, ",\"address\":");
 	json_string(j, c->address);
+	if (c->method) {
+		g_string_append(j, ",\"method\":");
+		json_string(j, c->method);
+		g_string_append(j, ",\"path\":");
+		json_string(j, c->path);
+		g_string_append_printf(j, ",\"status\":%d", c->status);
+	}
 	g_string_append_printf(j, ",\"bytes_up\":%" G_GUINT64_FORMAT ",\"bytes_down\":%" G_GUINT64_FORMAT
 	                          ",\"duration_ms\":%" G_GINT64_FORMAT "}",
 	                       c->bytes_up, c->bytes_down, (g_get_monotonic_time() - c->start_us) / 1000);
@@ -125,6 +117,8 @@ void proxy_conn_finish(ProxyConn *c)
 	g_free(c->host);
 	g_free(c->reason);
 	g_free(c->address);
+	g_free(c->method);
+	g_free(c->path);
 	g_date_time_unref(c->start);
 	g_free(c);
 }
@@ -183,7 +177,7 @@ GSocketConnection *proxy_open(ProxyConn *c, ProxyStatus *ret_status)
 	g_autoptr(GSocketClient) client = g_socket_client_new();
 	/* Never chain through GIO's own proxy settings (our own env has them). */
 	g_socket_client_set_enable_proxy(client, FALSE);
-	g_socket_client_set_timeout(client, CONNECT_TIMEOUT_S);
+	g_socket_client_set_timeout(client, PROXY_CONNECT_TIMEOUT_S);
 	GSocketConnection *conn = NULL;
 	for (GList *l = addrs; l && !conn; l = l->next) {
 		/* Connect to exactly the checked address: no second lookup that a
@@ -206,124 +200,6 @@ GSocketConnection *proxy_open(ProxyConn *c, ProxyStatus *ret_status)
 	return conn;
 }
 
-/* ---- relay (main thread only) ----------------------------------------- */
-
-typedef struct Relay Relay;
-typedef struct {
-	Relay *relay;
-	GInputStream *in;
-	GOutputStream *out;
-	GSocket *out_sock;
-	guint64 *counter;
-	gsize pending;
-	char buf[RELAY_BUFSIZE];
-} Pump;
-
-struct Relay {
-	ProxyConn *c;
-	GSocketConnection *client, *upstream;
-	GInputStream *client_in;
-	GCancellable *cancel;
-	int active; /* pumps still running */
-	Pump up, down;
-};
-
-static void pump_read(Pump *p);
-
-static void relay_free(Relay *r)
-{
-	g_hash_table_remove(r->c->proxy->relays, r);
-	g_io_stream_close(G_IO_STREAM(r->client), NULL, NULL);
-	g_io_stream_close(G_IO_STREAM(r->upstream), NULL, NULL);
-	g_object_unref(r->client);
-	g_object_unref(r->upstream);
-	g_object_unref(r->client_in);
-	g_object_unref(r->cancel);
-	proxy_conn_finish(r->c);
-	g_free(r);
-}
-
-static void pump_done(Pump *p, gboolean error)
-{
-	Relay *r = p->relay;
-	if (error) {
-		/* A reset on one side ends both: the other pump may otherwise
-		 * wait forever on a peer that has nothing more to say. */
-		g_cancellable_cancel(r->cancel);
-	} else {
-		/* EOF: pass the half-close on, the other direction may go on. */
-		g_socket_shutdown(p->out_sock, FALSE, TRUE, NULL);
-	}
-	if (--r->active == 0)
-		relay_free(r);
-}
-
-static void on_written(GObject *src, GAsyncResult *res, gpointer data)
-{
-	Pump *p = data;
-	gsize written = 0;
-	if (!g_output_stream_write_all_finish(G_OUTPUT_STREAM(src), res, &written, NULL)) {
-		*p->counter += written;
-		pump_done(p, TRUE);
-		return;
-	}
-	*p->counter += written;
-	pump_read(p);
-}
-
-static void on_read(GObject *src, GAsyncResult *res, gpointer data)
-{
-	Pump *p = data;
-	gssize n = g_input_stream_read_finish(G_INPUT_STREAM(src), res, NULL);
-	if (n <= 0) {
-		pump_done(p, n < 0);
-		return;
-	}
-	g_output_stream_write_all_async(p->out, p->buf, (gsize)n, G_PRIORITY_DEFAULT, p->relay->cancel,
-	                                 on_written, p);
-}
-
-static void pump_read(Pump *p)
-{
-	g_input_stream_read_async(p->in, p->buf, sizeof p->buf, G_PRIORITY_DEFAULT, p->relay->cancel, on_read, p);
-}
-
-static gboolean relay_start(gpointer data)
-{
-	Relay *r = data;
-	g_hash_table_add(r->c->proxy->relays, r);
-	r->up = (Pump){.relay = r,
-	               .in = r->client_in,
-	               .out = g_io_stream_get_output_stream(G_IO_STREAM(r->upstream)),
-	               .out_sock = g_socket_connection_get_socket(r->upstream),
-	               .counter = &r->c->bytes_up};
-	r->down = (Pump){.relay = r,
-	                 .in = g_io_stream_get_input_stream(G_IO_STREAM(r->upstream)),
-	                 .out = g_io_stream_get_output_stream(G_IO_STREAM(r->client)),
-	                 .out_sock = g_socket_connection_get_socket(r->client),
-	                 .counter = &r->c->bytes_down};
-	r->active = 2;
-	pump_read(&r->up);
-	pump_read(&r->down);
-	return G_SOURCE_REMOVE;
-}
-
-void proxy_relay(ProxyConn *c, GSocketConnection *client, GInputStream *client_in, GSocketConnection *upstream)
-{
-	Relay *r = g_new0(Relay, 1);
-	r->c = c;
-	r->client = g_object_ref(client);
-	r->upstream = g_object_ref(upstream);
-	r->client_in = g_object_ref(client_in);
-	r->cancel = g_cancellable_new();
-	/* The handshake timeout must not cut an idle but healthy tunnel. */
-	g_socket_set_timeout(g_socket_connection_get_socket(client), 0);
-	g_socket_set_timeout(g_socket_connection_get_socket(upstream), 0);
-	/* Start the async copy in the main context, so every callback of this
-	 * relay runs in the main thread and needs no lock. */
-	g_main_context_invoke(NULL, relay_start, r);
-}
-
 /* ---- server ----------------------------------------------------------- */
 
 /* Accepting happens in the main thread only; handshakes run in a pool of
@@ -338,11 +214,44 @@ void proxy_relay(ProxyConn *c, GSocketConnection *client, GInputStream *client_i
  * dispatch accept_ready() on a task that has no data yet: the "segfault at
  * 8 in libgio" under 200 concurrent tunnels (issue 17). Here every
  * start/stop of the service runs in the main thread. */
+/* What a listening socket serves. The struct is also the socket's source
+ * object in the GSocketListener (hence the GObject in front). */
+typedef enum { LISTEN_HTTP, LISTEN_SOCKS, LISTEN_BRIDGE } ListenKind;
+
+typedef struct {
+	ListenKind kind;
+	const VrNetBridge *bridge; /* LISTEN_BRIDGE */
+	const char *host;          /* an IP literal */
+	guint16 port;
+	gboolean optional; /* a bridge's ::1: IPv6 may be off in the netns */
+} ListenSpec;
+
 typedef struct {
 	VrProxy *proxy;
 	GSocketConnection *conn;
-	gboolean socks;
+	const ListenSpec *spec;
 } Handshake;
+
+/* The sockets to listen on: HTTP and SOCKS on listen_host, then each
+ * bridge's port on 127.0.0.1 and ::1 (a client of "localhost" may try
+ * either). */
+static GArray *listen_specs(const VrProxyOptions *opts)
+{
+	GArray *specs = g_array_new(FALSE, TRUE, sizeof(ListenSpec));
+	const char *host = opts->listen_host ? opts->listen_host : "127.0.0.1";
+	ListenSpec http = {LISTEN_HTTP, NULL, host, opts->http_port, FALSE};
+	ListenSpec socks = {LISTEN_SOCKS, NULL, host, opts->socks_port, FALSE};
+	g_array_append_val(specs, http);
+	g_array_append_val(specs, socks);
+	for (guint i = 0; i < vr_net_allow_bridge_count(opts->allow); i++) {
+		const VrNetBridge *b = vr_net_allow_bridge(opts->allow, i);
+		ListenSpec v4 = {LISTEN_BRIDGE, b, "127.0.0.1", b->port, FALSE};
+		ListenSpec v6 = {LISTEN_BRIDGE, b, "::1", b->port, TRUE};
+		g_array_append_val(specs, v4);
+		g_array_append_val(specs, v6);
+	}
+	return specs;
+}
 
 static gboolean handshake_done(gpointer data)
 {
@@ -357,10 +266,11 @@ static void handshake_run(gpointer data, gpointer user_data)
 	Handshake *h = data;
 	(void)user_data;
 	g_socket_set_timeout(g_socket_connection_get_socket(h->conn), HANDSHAKE_TIMEOUT_S);
-	if (h->socks)
-		proxy_socks_handle(h->proxy, h->conn);
-	else
-		proxy_http_handle(h->proxy, h->conn);
+	switch (h->spec->kind) {
+	case LISTEN_HTTP: proxy_http_handle(h->proxy, h->conn); break;
+	case LISTEN_SOCKS: proxy_socks_handle(h->proxy, h->conn); break;
+	case LISTEN_BRIDGE: proxy_bridge_handle(h->proxy, h->conn, h->spec->bridge); break;
+	}
 	VrProxy *proxy = h->proxy;
 	g_object_unref(h->conn);
 	g_free(h);
@@ -370,10 +280,13 @@ static void handshake_run(gpointer data, gpointer user_data)
 static gboolean on_incoming(GSocketService *service, GSocketConnection *conn, GObject *source, gpointer data)
 {
 	VrProxy *proxy = data;
+	const ListenSpec *spec = source ? g_object_get_data(source, "vr-listen-spec") : NULL;
+	if (!spec)
+		return TRUE; /* cannot happen: every socket was added with its marker */
 	Handshake *h = g_new0(Handshake, 1);
 	h->proxy = proxy;
 	h->conn = g_object_ref(conn);
-	h->socks = source == proxy->socks_marker;
+	h->spec = spec;
 	if (++proxy->handshakes == MAX_HANDSHAKES)
 		g_socket_service_stop(service);
 	g_thread_pool_push(proxy->pool, h, NULL);
@@ -391,7 +304,9 @@ static gboolean on_quit_signal(gpointer data)
  * outlive serve()'s frame, so it is static. */
 static VrProxy the_proxy;
 
-static int serve(const VrProxyOptions *opts, int http_fd, int socks_fd)
+/* Serves on fds (one per spec, -1 where an optional one could not be made)
+ * until SIGTERM/SIGINT. */
+static int serve(const VrProxyOptions *opts, const GArray *specs, const int *fds)
 {
 	if (vr_proxy_confine() < 0)
 		return -EPERM;
@@ -400,8 +315,7 @@ static int serve(const VrProxyOptions *opts, int http_fd, int socks_fd)
 	*proxy = (VrProxy){.opts = opts, .resolver = g_resolver_get_default()};
 	g_mutex_init(&proxy->audit_lock);
 	proxy->relays = g_hash_table_new(NULL, NULL);
-	proxy->http_marker = g_object_new(G_TYPE_OBJECT, NULL);
-	proxy->socks_marker = g_object_new(G_TYPE_OBJECT, NULL);
+	proxy->listeners = g_ptr_array_new();
 	proxy->pool = g_thread_pool_new(handshake_run, NULL, MAX_HANDSHAKES, FALSE, &error);
 	if (!proxy->pool) {
 		vr_error("proxy: cannot start the handshake threads: %s", error->message);
@@ -420,11 +334,15 @@ static int serve(const VrProxyOptions *opts, int http_fd, int socks_fd)
 	g_socket_service_stop(proxy->service);
 	g_signal_connect(proxy->service, "incoming", G_CALLBACK(on_incoming), proxy);
 	int r = 0;
-	int fds[2] = {http_fd, socks_fd};
-	GObject *markers[2] = {proxy->http_marker, proxy->socks_marker};
-	for (int i = 0; i < 2 && r == 0; i++) {
+	for (guint i = 0; i < specs->len && r == 0; i++) {
+		if (fds[i] < 0)
+			continue;
+		/* The marker tells on_incoming which listener a client came to. */
+		GObject *marker = g_object_new(G_TYPE_OBJECT, NULL);
+		g_object_set_data(marker, "vr-listen-spec", &g_array_index(specs, ListenSpec, i));
+		g_ptr_array_add(proxy->listeners, marker);
 		g_autoptr(GSocket) s = g_socket_new_from_fd(fds[i], &error);
-		if (!s || !g_socket_listener_add_socket(G_SOCKET_LISTENER(proxy->service), s, markers[i], &error)) {
+		if (!s || !g_socket_listener_add_socket(G_SOCKET_LISTENER(proxy->service), s, marker, &error)) {
 			vr_error("proxy: cannot use the listening socket: %s", error->message);
 			r = -EINVAL;
 		}
@@ -436,15 +354,7 @@ static int serve(const VrProxyOptions *opts, int http_fd, int socks_fd)
 		proxy->serving = FALSE;
 		g_socket_service_stop(proxy->service);
 		g_socket_listener_close(G_SOCKET_LISTENER(proxy->service));
-		/* Connections still open get their audit event before we go. */
-		GList *open = g_hash_table_get_keys(proxy->relays);
-		for (GList *l = open; l; l = l->next) {
-			Relay *rel = l->data;
-			g_free(rel->c->reason);
-			rel->c->reason = g_strdup("proxy stopped");
-			proxy_conn_finish(rel->c);
-		}
-		g_list_free(open);
+		proxy_relays_stop(proxy);
 	}
 	g_source_remove(sig_term);
 	g_source_remove(sig_int);
@@ -479,6 +389,8 @@ static int listen_on(const char *host, guint16 port, int *ret_fd)
 		return -errno;
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (a.sa.sa_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
 	if (bind(fd, &a.sa, len) < 0 || listen(fd, 512) < 0) {
 		int e = errno;
 		close(fd);
@@ -488,16 +400,26 @@ static int listen_on(const char *host, guint16 port, int *ret_fd)
 	return 0;
 }
 
-static int listen_both(const VrProxyOptions *opts, int fds[2])
+static void close_fds(int *fds, guint n)
 {
-	const char *host = opts->listen_host ? opts->listen_host : "127.0.0.1";
-	int r = listen_on(host, opts->http_port, &fds[0]);
-	if (r < 0)
-		return r;
-	r = listen_on(host, opts->socks_port, &fds[1]);
-	if (r < 0) {
-		close(fds[0]);
-		return r;
+	for (guint i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/* One socket per spec, in this netns; an optional one that cannot be made
+ * is -1. */
+static int listen_all(const GArray *specs, int *fds)
+{
+	for (guint i = 0; i < specs->len; i++)
+		fds[i] = -1;
+	for (guint i = 0; i < specs->len; i++) {
+		const ListenSpec *sp = &g_array_index(specs, ListenSpec, i);
+		int r = listen_on(sp->host, sp->port, &fds[i]);
+		if (r < 0 && !sp->optional) {
+			close_fds(fds, i);
+			return r;
+		}
 	}
 	return 0;
 }
@@ -518,11 +440,21 @@ static void loopback_up(void)
 	close(s);
 }
 
+/* Bounds the message that carries the sockets out of the netns. */
+#define MAX_LISTENERS (2 + 2 * VR_NET_MAX_BRIDGES)
+
+typedef struct {
+	int r;
+	guint8 present[MAX_LISTENERS]; /* which specs have a socket in the message */
+} ListenReport;
+
 /* The listeners are made by a short-lived child that enters the target
  * netns, so this process never has to setns back (which needs privileges
  * over the host netns that an unprivileged supervisor lacks). */
-static int listen_in_netns(const VrProxyOptions *opts, int netns_fd, int fds[2])
+static int listen_in_netns(int netns_fd, const GArray *specs, int *fds)
 {
+	if (specs->len > MAX_LISTENERS)
+		return -E2BIG;
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return -errno;
@@ -534,53 +466,68 @@ static int listen_in_netns(const VrProxyOptions *opts, int netns_fd, int fds[2])
 		return -e;
 	}
 	if (pid == 0) {
-		int r = 0, lfds[2] = {-1, -1};
+		ListenReport rep = {0};
+		int lfds[MAX_LISTENERS], sent[MAX_LISTENERS], n = 0;
 		close(sp[0]);
 		if (setns(netns_fd, CLONE_NEWNET) < 0)
-			r = -errno;
-		if (r == 0) {
+			rep.r = -errno;
+		if (rep.r == 0) {
 			loopback_up();
-			r = listen_both(opts, lfds);
+			rep.r = listen_all(specs, lfds);
 		}
-		char cbuf[CMSG_SPACE(sizeof lfds)] = {0};
-		struct iovec iov = {.iov_base = &r, .iov_len = sizeof r};
+		for (guint i = 0; rep.r == 0 && i < specs->len; i++)
+			if (lfds[i] >= 0) {
+				rep.present[i] = 1;
+				sent[n++] = lfds[i];
+			}
+		char cbuf[CMSG_SPACE(sizeof sent)] = {0};
+		struct iovec iov = {.iov_base = &rep, .iov_len = sizeof rep};
 		struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-		if (r == 0) {
+		if (n) {
 			msg.msg_control = cbuf;
-			msg.msg_controllen = sizeof cbuf;
+			msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
 			struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
 			cm->cmsg_level = SOL_SOCKET;
 			cm->cmsg_type = SCM_RIGHTS;
-			cm->cmsg_len = CMSG_LEN(sizeof lfds);
-			memcpy(CMSG_DATA(cm), lfds, sizeof lfds);
+			cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
+			memcpy(CMSG_DATA(cm), sent, sizeof(int) * (size_t)n);
 		}
 		_exit(sendmsg(sp[1], &msg, MSG_NOSIGNAL) < 0 ? 1 : 0);
 	}
 	close(sp[1]);
-	int r = -EIO;
-	char cbuf[CMSG_SPACE(sizeof(int) * 2)] = {0};
-	struct iovec iov = {.iov_base = &r, .iov_len = sizeof r};
+	ListenReport rep = {.r = -EIO};
+	char cbuf[CMSG_SPACE(sizeof(int) * MAX_LISTENERS)] = {0};
+	struct iovec iov = {.iov_base = &rep, .iov_len = sizeof rep};
 	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
-	ssize_t n;
-	while ((n = recvmsg(sp[0], &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+	ssize_t got;
+	while ((got = recvmsg(sp[0], &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
 	close(sp[0]);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	if (n != sizeof r)
+	if (got != (ssize_t)sizeof rep)
 		return -EIO;
-	if (r < 0)
-		return r;
+	if (rep.r < 0)
+		return rep.r;
+	guint n = 0;
+	for (guint i = 0; i < specs->len; i++)
+		n += rep.present[i] != 0;
 	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int) * 2))
+	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int) * n))
 		return -EIO;
-	memcpy(fds, CMSG_DATA(cm), sizeof(int) * 2);
+	const int *in = (const int *)CMSG_DATA(cm);
+	for (guint i = 0, k = 0; i < specs->len; i++)
+		fds[i] = rep.present[i] ? in[k++] : -1;
 	return 0;
 }
 
-static int make_listeners(const VrProxyOptions *opts, int netns_fd, int fds[2])
+static int make_listeners(const VrProxyOptions *opts, int netns_fd, const GArray *specs, int *fds)
 {
-	return netns_fd >= 0 ? listen_in_netns(opts, netns_fd, fds) : listen_both(opts, fds);
+	/* A bridge listens on the very 127.0.0.1:PORT it connects to: only in
+	 * another netns is that not a loop onto itself. */
+	if (netns_fd < 0 && vr_net_allow_bridge_count(opts->allow) > 0)
+		return -EXDEV;
+	return netns_fd >= 0 ? listen_in_netns(netns_fd, specs, fds) : listen_all(specs, fds);
 }
 
 static void report_ready(const VrProxyOptions *opts, const int fds[2])
@@ -611,16 +558,27 @@ static void report_ready(const VrProxyOptions *opts, const int fds[2])
 	(void)vr_write_all(opts->ready_fd, line->str, line->len);
 }
 
+static void log_listen_error(const VrProxyOptions *opts, int r)
+{
+	if (r == -EXDEV)
+		vr_error("proxy: allow-localhost needs the listeners in another network namespace (--netns)");
+	else
+		vr_log_errno(-r, "proxy: cannot listen on %s ports %u/%u%s",
+		             opts->listen_host ? opts->listen_host : "127.0.0.1", opts->http_port, opts->socks_port,
+		             vr_net_allow_bridge_count(opts->allow) ? " and the allow-localhost ports" : "");
+}
+
 int vr_proxy_run(const VrProxyOptions *opts, int netns_fd)
 {
-	int fds[2];
-	int r = make_listeners(opts, netns_fd, fds);
-	if (r < 0)
-		return vr_log_errno(-r, "proxy: cannot listen on %s ports %u/%u",
-		                    opts->listen_host ? opts->listen_host : "127.0.0.1", opts->http_port,
-		                    opts->socks_port);
+	g_autoptr(GArray) specs = listen_specs(opts);
+	int fds[MAX_LISTENERS];
+	int r = specs->len > MAX_LISTENERS ? -E2BIG : make_listeners(opts, netns_fd, specs, fds);
+	if (r < 0) {
+		log_listen_error(opts, r);
+		return r;
+	}
 	report_ready(opts, fds);
-	return serve(opts, fds[0], fds[1]);
+	return serve(opts, specs, fds);
 }
 
 /* ---- the supervisor's entry point ------------------------------------- */
@@ -679,8 +637,9 @@ int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid)
 		int keep[] = {pipefd[1], netns_fd, opts->event_fd, opts->audit_fd};
 		close_all_except(keep, G_N_ELEMENTS(keep));
 
-		int fds[2];
-		int r = make_listeners(opts, netns_fd, fds);
+		GArray *specs = listen_specs(opts);
+		int fds[MAX_LISTENERS];
+		int r = specs->len > MAX_LISTENERS ? -E2BIG : make_listeners(opts, netns_fd, specs, fds);
 		if (netns_fd >= 0)
 			close(netns_fd);
 		(void)vr_write_all(pipefd[1], &r, sizeof r);
@@ -689,7 +648,7 @@ int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid)
 			_exit(1);
 		VrProxyOptions o = *opts;
 		o.ready_fd = -1;
-		_exit(serve(&o, fds[0], fds[1]) < 0 ? 1 : 0);
+		_exit(serve(&o, specs, fds) < 0 ? 1 : 0);
 	}
 	close(pipefd[1]);
 	int r = 0;

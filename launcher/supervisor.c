@@ -187,7 +187,18 @@ static int write_json_status(int fd, const char *fmt, ...)
 	return vr_write_all(fd, s, strlen(s));
 }
 
-static void print_plan(const VrRunPlan *plan, const OpList *l, char **envp, const char *cwd)
+/* `--dry-run`: one line per bridged host port. */
+static void print_bridges(const VrNetAllow *allow)
+{
+	for (guint i = 0; allow && i < vr_net_allow_bridge_count(allow); i++) {
+		const VrNetBridge *b = vr_net_allow_bridge(allow, i);
+		printf("net: localhost %u -> the host's 127.0.0.1:%u (%s)\n", b->port, b->port,
+		       b->kind == VR_BRIDGE_HTTP ? "http: inference and listing paths only" : "tcp: the whole port");
+	}
+}
+
+static void print_plan(const VrRunPlan *plan, const VrNetAllow *allow, const OpList *l, char **envp,
+                       const char *cwd)
 {
 	static const char *const kinds[] = {"bind", "tmpfs", "dir", "symlink", "proc", "dev", "file", "remount-ro"};
 	printf("project: %s\n", plan->project);
@@ -195,8 +206,11 @@ static void print_plan(const VrRunPlan *plan, const OpList *l, char **envp, cons
 		printf("net: allow");
 		for (guint i = 0; i < plan->net_allow->len; i++)
 			printf("%s%s", i ? "," : " ", (const char *)g_ptr_array_index(plan->net_allow, i));
+		if (!plan->net_allow->len)
+			printf(" (no domain)");
 		printf(" (proxy: http 127.0.0.1:%u, socks5 127.0.0.1:%u%s)\n", VR_PROXY_DEFAULT_HTTP_PORT,
 		       VR_PROXY_DEFAULT_SOCKS_PORT, plan->net_allow_private ? "; private addresses allowed" : "");
+		print_bridges(allow);
 	} else {
 		printf("net: %s\n", plan->net == VR_NET_HOST ? "host" : "none");
 	}
@@ -524,25 +538,31 @@ int vr_supervisor_run(VrRunPlan *plan)
 	/* Runs git while the rest is set up; reported before COMMAND starts. */
 	g_autoptr(VrGitHistory) history = vr_run_history_start(project, config);
 	g_autoptr(VrNetAllow) allow = NULL;
-	if (plan->net == VR_NET_DEFAULT && config->net) {
-		if (strcmp(config->net, "host") == 0) {
-			plan->net = VR_NET_HOST;
-		} else if (g_str_has_prefix(config->net, "allow=")) {
-			g_auto(GStrv) pats = g_strsplit(config->net + strlen("allow="), ",", -1);
-			for (char **p = pats; *p; p++)
-				if (**p)
-					g_ptr_array_add(plan->net_allow, g_strdup(g_strstrip(*p)));
-			plan->net = VR_NET_ALLOW;
-		} else if (strcmp(config->net, "none") != 0) {
-			vr_warning("config: net = %s is not understood; using none", config->net);
-		}
+	if (plan->net == VR_NET_DEFAULT && config->net &&
+	    !vr_run_plan_add_net(plan, config->net, "config: net", &error)) {
+		vr_error("%s", error->message);
+		return VR_EXIT_ERROR;
 	}
+	/* allow-localhost alone keeps the domains chosen elsewhere (a profile's,
+	 * the config's) and needs the proxy even with none of them. */
+	if (plan->net_localhost->len && plan->net == VR_NET_HOST)
+		vr_warning("--net allow-localhost is ignored: the run shares the host's network");
+	else if (plan->net_localhost->len)
+		plan->net = VR_NET_ALLOW;
 	if (plan->net == VR_NET_ALLOW) {
 		if (!allow)
 			allow = vr_net_allow_new();
 		for (guint i = 0; i < plan->net_allow->len; i++) {
 			if (!vr_net_allow_add(allow, g_ptr_array_index(plan->net_allow, i), &error)) {
 				vr_error("--net allow: %s", error->message);
+				return VR_EXIT_ERROR;
+			}
+		}
+		for (guint i = 0; i < plan->net_localhost->len; i++) {
+			g_autofree char *item =
+			        g_strconcat("allow-localhost=", (char *)g_ptr_array_index(plan->net_localhost, i), NULL);
+			if (!vr_net_allow_add(allow, item, &error)) {
+				vr_error("--net %s", error->message);
 				return VR_EXIT_ERROR;
 			}
 		}
@@ -651,7 +671,7 @@ int vr_supervisor_run(VrRunPlan *plan)
 
 	if (plan->dry_run) {
 		vr_run_history_report(g_steal_pointer(&history), project);
-		print_plan(plan, &l, envp, cwd);
+		print_plan(plan, allow, &l, envp, cwd);
 		for (guint i = 0; plan->guarded_dirs && i < plan->guarded_dirs->len; i++) {
 			const VrGuardedDir *g = g_ptr_array_index(plan->guarded_dirs, i);
 			printf("guarded    %s", g->dir);

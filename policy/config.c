@@ -222,6 +222,26 @@ static gboolean load_limit_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl
 	return TRUE;
 }
 
+/* The shape of `net =` (the launcher checks patterns and ports): none,
+ * host, or ';'-joined allow=…, allow-localhost=…, allow-private. */
+static gboolean net_value_is_valid(const char *value)
+{
+	if (strcmp(value, "none") == 0 || strcmp(value, "host") == 0)
+		return TRUE;
+	g_auto(GStrv) items = g_strsplit(value, ";", -1);
+	guint n = 0;
+	for (char **it = items; *it; it++) {
+		g_strstrip(*it);
+		if (!**it)
+			continue;
+		if (strcmp(*it, "allow-private") != 0 && !(g_str_has_prefix(*it, "allow=") && (*it)[6]) &&
+		    !(g_str_has_prefix(*it, "allow-localhost=") && (*it)[16]))
+			return FALSE;
+		n++;
+	}
+	return n > 0;
+}
+
 static gboolean load_sandbox_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl,
                                  const char *name, GError **error)
 {
@@ -229,9 +249,11 @@ static gboolean load_sandbox_key(VrConfig *config, GKeyFile *kf, const KeyLine *
 	if (strcmp(k, "net") == 0) {
 		if (!get_string(kf, kl, name, &config->net, error))
 			return FALSE;
-		if (strcmp(config->net, "none") != 0 && strcmp(config->net, "host") != 0 &&
-		    !g_str_has_prefix(config->net, "allow="))
-			return fail(error, name, kl->line, "net = '%s'; expected none, host or allow=DOMAIN,...", config->net);
+		if (!net_value_is_valid(config->net))
+			return fail(error, name, kl->line,
+			            "net = '%s'; expected none, host, or allow=DOMAIN,..., allow-localhost=PORT,... and "
+			            "allow-private joined by ';'",
+			            config->net);
 		return TRUE;
 	}
 	if (strcmp(k, "profile") == 0)

@@ -59,6 +59,32 @@ static void test_net_allow_profile_quiet(void **state)
 	assert_non_null(strstr(e2->message, "allow=DOMAIN"));
 }
 
+static void test_net_localhost(void **state)
+{
+	/* allow-localhost alone does not choose the domains (a profile's or
+	 * the config's still apply); with allow= in one ';' value it adds up. */
+	g_autoptr(GError) error = NULL;
+	g_autoptr(VrRunPlan) p = parse(&error, "--net", "allow-localhost=11434,8080/tcp", "true", NULL);
+	assert_non_null(p);
+	assert_int_equal(p->net, VR_NET_DEFAULT);
+	assert_int_equal(p->net_localhost->len, 2);
+	assert_string_equal(p->net_localhost->pdata[1], "8080/tcp");
+	g_autoptr(VrRunPlan) q =
+	        parse(&error, "--net", "allow=api.x.com;allow-localhost=1234;allow-private", "true", NULL);
+	assert_non_null(q);
+	assert_int_equal(q->net, VR_NET_ALLOW);
+	assert_int_equal(q->net_allow->len, 1);
+	assert_int_equal(q->net_localhost->len, 1);
+	assert_true(q->net_allow_private);
+
+	g_autoptr(GError) e1 = NULL;
+	assert_null(parse(&e1, "--net", "allow-localhost=3128", "true", NULL));
+	assert_non_null(strstr(e1->message, "--net: allow-localhost '3128'"));
+	g_autoptr(GError) e2 = NULL;
+	assert_null(parse(&e2, "--net", "host;allow-localhost=1", "true", NULL));
+	assert_non_null(strstr(e2->message, "stand alone"));
+}
+
 static void test_scan_mode(void **state)
 {
 	g_autoptr(GError) error = NULL;
@@ -253,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_env_file_spec),
 		cmocka_unit_test(test_env_build),
 		cmocka_unit_test(test_net_allow_profile_quiet),
+		cmocka_unit_test(test_net_localhost),
 		cmocka_unit_test(test_audit_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -104,6 +104,8 @@ static void test_bad(void **state)
 	expect_error("[policy]\njust words\n", VR_SOURCE_USER, "cfg:2:", "expected KEY=VALUE");
 	expect_error("[policy\nhide=a\n", VR_SOURCE_USER, "cfg:1:", "malformed group header");
 	expect_error("[sandbox]\nnet=maybe\n", VR_SOURCE_USER, "cfg:2:", "expected none, host");
+	expect_error("[sandbox]\nnet=allow=a;bogus\n", VR_SOURCE_USER, "cfg:2:", "allow-localhost=PORT");
+	expect_error("[sandbox]\nnet=host;allow-private\n", VR_SOURCE_USER, "cfg:2:", "expected none, host");
 	expect_error("[sandbox]\nsetenv=NOVALUE\n", VR_SOURCE_USER, "cfg:2:", "expected NAME=VALUE");
 	expect_error("[audit]\nlevel=loud\n", VR_SOURCE_USER, "cfg:2:", "expected denied");
 	expect_error("[audit]\nmax-size = 100\n", VR_SOURCE_USER, "cfg:2:", "expected a size from 1K to 1G");

@@ -170,13 +170,70 @@ static void test_addr_classes(void **state)
 	assert_class("::127.0.0.1", "reserved");
 }
 
+static void test_localhost_bridges(void **state)
+{
+	/* A known model-server port gets the HTTP filter, another the whole
+	 * port; /http and /tcp say which; the same port twice is one bridge. */
+	g_autoptr(VrNetAllow) a = allow_of("allow-localhost=11434, 9999,8080/tcp,7000/http,11434");
+	assert_int_equal(vr_net_allow_bridge_count(a), 4);
+	assert_int_equal(vr_net_allow_count(a), 0);
+	const VrNetBridge *b = vr_net_allow_bridge(a, 0);
+	assert_int_equal(b->port, 11434);
+	assert_int_equal(b->kind, VR_BRIDGE_HTTP);
+	assert_string_equal(b->rule, "allow-localhost=11434/http");
+	assert_int_equal(vr_net_allow_bridge(a, 1)->kind, VR_BRIDGE_TCP);
+	assert_string_equal(vr_net_allow_bridge(a, 2)->rule, "allow-localhost=8080/tcp");
+	assert_int_equal(vr_net_allow_bridge(a, 3)->kind, VR_BRIDGE_HTTP);
+	for (const guint16 *p = vr_net_model_server_ports; *p; p++)
+		assert_true(vr_net_is_model_server_port(*p));
+	assert_false(vr_net_is_model_server_port(3000));
+
+	/* One value, ';'-joined, with domains and allow-private. */
+	g_autoptr(VrNetAllow) c = allow_of("allow=api.x.com ; allow-localhost=1234;allow-private;");
+	assert_int_equal(vr_net_allow_count(c), 1);
+	assert_int_equal(vr_net_allow_bridge_count(c), 1);
+	assert_int_equal(vr_net_allow_bridge(c, 0)->kind, VR_BRIDGE_HTTP); /* LM Studio */
+	assert_true(vr_net_allow_get_private(c));
+	assert_non_null(vr_net_allow_match(c, "api.x.com", 443));
+}
+
+static void expect_bad_bridge(const char *spec, const char *needle)
+{
+	g_autoptr(VrNetAllow) a = allow_of("allow-localhost=5555");
+	g_autoptr(GError) error = NULL;
+	if (vr_net_allow_add(a, spec, &error))
+		fail_msg("'%s' was accepted", spec);
+	if (!strstr(error->message, needle))
+		fail_msg("'%s': message '%s' lacks '%s'", spec, error->message, needle);
+	assert_int_equal(vr_net_allow_bridge_count(a), 1); /* all or nothing */
+}
+
+static void test_bad_bridges(void **state)
+{
+	expect_bad_bridge("allow-localhost=0", "1 to 65535");
+	expect_bad_bridge("allow-localhost=70000", "1 to 65535");
+	expect_bad_bridge("allow-localhost=", "1 to 65535");
+	expect_bad_bridge("allow-localhost=6000,x", "1 to 65535");
+	expect_bad_bridge("allow-localhost=3128", "proxy's own");
+	expect_bad_bridge("allow-localhost=1080/tcp", "proxy's own");
+	expect_bad_bridge("allow-localhost=11434/udp", "http or tcp");
+	expect_bad_bridge("allow-localhost=5555/http", "both as /http and as /tcp");
+	expect_bad_bridge("allow-localhost=6000/tcp,6000/http", "both as /http and as /tcp");
+	GString *many = g_string_new("allow-localhost=");
+	for (int i = 0; i < VR_NET_MAX_BRIDGES; i++)
+		g_string_append_printf(many, "%s%d", i ? "," : "", 20000 + i);
+	expect_bad_bridge(many->str, "too many");
+	g_string_free(many, TRUE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exact_and_port), cmocka_unit_test(test_wildcard),
 		cmocka_unit_test(test_empty_denies),   cmocka_unit_test(test_ip_literals),
 		cmocka_unit_test(test_bad_patterns),   cmocka_unit_test(test_host_valid),
-		cmocka_unit_test(test_addr_classes),
+		cmocka_unit_test(test_addr_classes),   cmocka_unit_test(test_localhost_bridges),
+		cmocka_unit_test(test_bad_bridges),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
