@@ -13,4 +13,5 @@ create = ~/.aider
 allow = AIDER_*;OPENAI_API_KEY;ANTHROPIC_API_KEY;OPENROUTER_API_KEY;GEMINI_API_KEY;DEEPSEEK_API_KEY
 
 [net]
-allow = api.openai.com;api.anthropic.com;openrouter.ai;generativelanguage.googleapis.com;api.deepseek.com;pypi.org;files.pythonhosted.org
+# Each host and why: docs/profiles.md. Telemetry that takes uploads is left out.
+allow = api.openai.com;api.anthropic.com;openrouter.ai;generativelanguage.googleapis.com;api.deepseek.com

@@ -18,4 +18,5 @@ ro-inside = ~/.claude/settings.json;~/.claude/settings.local.json;~/.claude/comm
 allow = ANTHROPIC_*;CLAUDE_*;DISABLE_AUTOUPDATER
 
 [net]
-allow = api.anthropic.com;statsig.anthropic.com;*.anthropic.com;claude.ai;sentry.io;registry.npmjs.org
+# Each host and why: docs/profiles.md. Telemetry that takes uploads is left out.
+allow = api.anthropic.com;platform.claude.com;console.anthropic.com

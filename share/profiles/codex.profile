@@ -15,4 +15,5 @@ ro-inside = ~/.codex/config.toml;~/.codex/prompts
 allow = OPENAI_*;CODEX_*
 
 [net]
-allow = api.openai.com;chatgpt.com;*.openai.com;registry.npmjs.org
+# Each host and why: docs/profiles.md. Telemetry that takes uploads is left out.
+allow = api.openai.com;auth.openai.com;chatgpt.com

@@ -14,4 +14,5 @@ ro-inside = ~/.copilot/config.json;~/.copilot/mcp-config.json
 allow = GH_TOKEN;GITHUB_TOKEN;COPILOT_*
 
 [net]
-allow = api.github.com;github.com;*.githubcopilot.com;copilot-proxy.githubusercontent.com;registry.npmjs.org
+# Each host and why: docs/profiles.md. Telemetry that takes uploads is left out.
+allow = github.com;api.github.com;api.githubcopilot.com;api.individual.githubcopilot.com;api.business.githubcopilot.com;api.enterprise.githubcopilot.com

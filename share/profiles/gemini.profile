@@ -14,4 +14,5 @@ ro-inside = ~/.gemini/settings.json;~/.gemini/extensions;~/.gemini/commands
 allow = GEMINI_API_KEY;GOOGLE_API_KEY;GOOGLE_CLOUD_PROJECT;GOOGLE_GENAI_USE_VERTEXAI
 
 [net]
-allow = generativelanguage.googleapis.com;*.googleapis.com;oauth2.googleapis.com;registry.npmjs.org
+# Each host and why: docs/profiles.md. Telemetry that takes uploads is left out.
+allow = generativelanguage.googleapis.com;cloudcode-pa.googleapis.com;oauth2.googleapis.com

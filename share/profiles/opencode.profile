@@ -16,4 +16,5 @@ create = ~/.local/share/opencode;~/.local/state/opencode;~/.cache/opencode
 allow = OPENCODE_*;ANTHROPIC_API_KEY;OPENAI_API_KEY;OPENROUTER_API_KEY;GEMINI_API_KEY;GOOGLE_GENERATIVE_AI_API_KEY;GROQ_API_KEY;XAI_API_KEY;DEEPSEEK_API_KEY
 
 [net]
-allow = opencode.ai;*.opencode.ai;models.dev;api.anthropic.com;api.openai.com;openrouter.ai;generativelanguage.googleapis.com;api.groq.com;api.x.ai;api.deepseek.com;registry.npmjs.org
+# Each host and why: docs/profiles.md. Telemetry that takes uploads is left out.
+allow = opencode.ai;models.opencode.ai;models.dev;registry.npmjs.org;api.anthropic.com;api.openai.com;openrouter.ai;generativelanguage.googleapis.com;api.groq.com;api.x.ai;api.deepseek.com
