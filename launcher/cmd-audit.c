@@ -166,6 +166,14 @@ static void print_event(const Options *o, const VrAuditRecord *r)
 	if (r->op && strcmp(r->op, "connect") == 0) {
 		vr_audit_append_printable(l, r->host ? r->host : "?");
 		g_string_append_printf(l, ":%" PRId64, r->port);
+		/* A model-server bridge's request (proto localhost-http). */
+		const char *method = vr_json_get_string(&r->obj, "method");
+		if (method && r->path) {
+			g_string_append_c(l, ' ');
+			vr_audit_append_printable(l, method);
+			g_string_append_c(l, ' ');
+			vr_audit_append_printable(l, r->path);
+		}
 	} else if (r->op && strcmp(r->op, "run-start") == 0 && r->command) {
 		vr_audit_append_printable(l, r->command);
 	} else if (r->op && strcmp(r->op, "run-end") == 0) {

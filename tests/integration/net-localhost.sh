@@ -78,6 +78,8 @@ vr_check "audit: the refused path, denied" \
 	grep -q '"result":"denied".*"method":"POST","path":"/api/pull"' <(events http)
 vr_check "audit: the smuggling shape, denied" grep -q '"result":"denied".*"reason":"both Content-Length and Transfer-Encoding' <(events http)
 vr_check "audit: the field with a space before its colon, denied" grep -q '"result":"denied".*NAME: VALUE' <(events http)
+vr_check "vault-run audit lists a bridged request with its method and path" \
+	grep -q "denied .*127.0.0.1:$MP POST /api/pull" <("$VR" audit --op connect "$T/http.audit")
 [ "$vr_failures" = 0 ] || { cat "$T/http.out" "$T/http.err"; }
 
 : >"$T/served.log"

@@ -110,7 +110,10 @@ vr_check "no fd leak in the proxy ($fds_before before, $fds_after after)" [ "$fd
 for p in "$STRICT_PID" "$OPEN_PID"; do kill -TERM "$p"; done
 st=0; wait "$STRICT_PID" || st=$?
 vr_check "proxy exits 0 on SIGTERM" [ "$st" = 0 ]
-wait "$OPEN_PID" || true
+st=0; wait "$OPEN_PID" || st=$?
+vr_check "the proxy that carried the load exits 0 too (it once died in libgio)" [ "$st" = 0 ]
+vr_check_not "no sanitizer report from either proxy (ASan builds)" \
+	grep -qE 'Sanitizer|runtime error' "$T/strict.err" "$T/open.err"
 cat >"$T/check_audit.py" <<'EOF'
 import json, sys
 strict = [json.loads(l) for l in open(sys.argv[1])]
