@@ -16,7 +16,8 @@ typedef struct VrProxy {
 	GResolver *resolver;
 	GMutex audit_lock;       /* serialises writes to opts->audit_fd */
 	GHashTable *relays;      /* active relays, touched only in the main thread */
-	GPtrArray *listeners;    /* what each listening socket serves (proxy.c) */
+	GPtrArray *listeners;    /* marker objects of the listening sockets (proxy.c) */
+	const GArray *specs;     /* what each listening socket serves (proxy.c); lives to the exit */
 	GSocketService *service; /* accepts in the main thread */
 	GThreadPool *pool;       /* runs the handshakes */
 	int handshakes;          /* queued or running; main thread only */

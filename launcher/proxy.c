@@ -312,7 +312,7 @@ static int serve(const VrProxyOptions *opts, const GArray *specs, const int *fds
 		return -EPERM;
 	g_autoptr(GError) error = NULL;
 	VrProxy *proxy = &the_proxy;
-	*proxy = (VrProxy){.opts = opts, .resolver = g_resolver_get_default()};
+	*proxy = (VrProxy){.opts = opts, .resolver = g_resolver_get_default(), .specs = specs};
 	g_mutex_init(&proxy->audit_lock);
 	proxy->relays = g_hash_table_new(NULL, NULL);
 	proxy->listeners = g_ptr_array_new();
@@ -570,14 +570,17 @@ static void log_listen_error(const VrProxyOptions *opts, int r)
 
 int vr_proxy_run(const VrProxyOptions *opts, int netns_fd)
 {
-	g_autoptr(GArray) specs = listen_specs(opts);
+	GArray *specs = listen_specs(opts);
 	int fds[MAX_LISTENERS];
 	int r = specs->len > MAX_LISTENERS ? -E2BIG : make_listeners(opts, netns_fd, specs, fds);
 	if (r < 0) {
 		log_listen_error(opts, r);
+		g_array_unref(specs);
 		return r;
 	}
 	report_ready(opts, fds);
+	/* Not freed: handshake threads still running at exit read their
+	 * listener's spec (serve() keeps it in the_proxy). */
 	return serve(opts, specs, fds);
 }
 
