@@ -17,7 +17,8 @@
  *   kill(proxy, SIGTERM); waitpid(proxy, …);          // at the end of the run
  *
  * vr_proxy_spawn forks. In the child, a short-lived grandchild enters netns_fd,
- * brings `lo` up, creates the two listening sockets on 127.0.0.1 there and
+ * brings `lo` up, creates the listening sockets there (HTTP and SOCKS on
+ * 127.0.0.1, each allow-localhost port of opts->allow on 127.0.0.1 and ::1) and
  * passes them back over a socketpair, then exits; so the listeners live in the
  * sandbox's netns while the proxy itself (outbound connects and DNS) stays in
  * the supervisor's netns. This needs CAP_SYS_ADMIN over the netns's owning
@@ -34,6 +35,8 @@
  *    "host":"api.example.com","port":443,"result":"ok"|"denied"|"failed",
  *    "rule":"*.example.com"|null,"reason":"…"|null,"address":"93.184.216.34"|null,
  *    "bytes_up":N,"bytes_down":N,"duration_ms":N}
+ * (proto also "localhost" for an allow-localhost port of the tcp form, and
+ * "localhost-http", one event per request, with "method", "path", "status")
  * sent as ONE datagram (no newline) on event_fd (a SOCK_DGRAM/SOCK_SEQPACKET
  * unix socket), and/or written as one line to audit_fd. "failed" means
  * allowed but unreachable (DNS failure, refused, timeout). */
