@@ -11,6 +11,7 @@
 #include "common/exitcode.h"
 #include "common/log.h"
 #include "config.h"
+#include "gitconfig.h"
 
 static const char usage[] =
 	"Usage: vault-run policy explain [OPTIONS] PATH...\n"
@@ -68,6 +69,22 @@ static void print_rule_ref(const VrRule *r)
 	       r->line);
 }
 
+/* What a git config file's class means: its own paragraph, indented. */
+static void explain_gate(void)
+{
+	printf("  git config: written only the way git writes it, through config.lock and a\n"
+	       "  rename onto it. The view then reads the new file once, and writes it itself\n"
+	       "  when every key it sets or removes is one of these (any value unless said):\n");
+	for (const char *const *l = vr_gitconfig_allow_list(); *l; l++)
+		printf("    %s\n", *l);
+	printf("  Anything else is refused with EACCES and logged with the key: core.fsmonitor,\n"
+	       "  core.hooksPath, core.sshCommand, core.pager, alias.*, include.path, includeIf.*,\n"
+	       "  url.*.insteadOf, filter.*, *.textconv, credential.*, gpg.*, remote.*.uploadpack...\n"
+	       "  Keys already in the file that the change leaves alone do not matter. A file\n"
+	       "  that is not git config at all (git stops before reading any key) is written\n"
+	       "  as it is. Direct writes, truncation and links stay refused. docs/policy.md.\n");
+}
+
 static int explain(VrConfig *config, const char *project, int n, char **paths)
 {
 	for (int i = 0; i < n; i++) {
@@ -92,6 +109,8 @@ static int explain(VrConfig *config, const char *project, int n, char **paths)
 		else
 			printf("no rule");
 		printf(")\n");
+		if (d.rule && d.rule->gitconfig)
+			explain_gate();
 	}
 	return fflush(stdout) == 0 ? VR_EXIT_OK : VR_EXIT_ERROR;
 }

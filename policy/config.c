@@ -491,6 +491,8 @@ gboolean vr_config_load_all(VrConfig *config, const char *project_dir, const cha
 		g_autofree char *proj = g_build_filename(project_dir, ".vault-run", NULL);
 		if (!vr_config_load_file(config, proj, VR_SOURCE_PROJECT, TRUE, error))
 			return FALSE;
+		/* What the project's git configs include and run from. */
+		vr_policy_protect_git_configs(config->policy, project_dir);
 	}
 	if (policy_file && !vr_config_load_file(config, policy_file, VR_SOURCE_POLICY, FALSE, error))
 		return FALSE;

@@ -45,7 +45,8 @@ gboolean vr_config_load_file(VrConfig *config, const char *path, VrConfigSource 
 /* Loads the same from memory (for tests and the fuzzer); name stands for the path. */
 gboolean vr_config_load_data(VrConfig *config, const char *data, gsize len, const char *name,
                              VrConfigSource source, GError **error);
-/* Built-ins → user config → project's .vault-run (if project_dir) → policy_file. */
+/* Built-ins → user config → project's .vault-run (if project_dir; then what the
+ * project's git configs include and name as core.hooksPath) → policy_file. */
 gboolean vr_config_load_all(VrConfig *config, const char *project_dir, const char *policy_file,
                             GError **error);
 /* Parses a size as [view] scan-max-size takes it ("8M", "512k", bytes). */

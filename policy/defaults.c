@@ -46,12 +46,9 @@ static const struct {
 
 	/* ---- persistence vectors: read-only (things the host later executes or obeys) ---- */
 	{VR_RULE_READONLY, "**/.git/hooks/", "git runs these on the host at the next commit/checkout"},
-	{VR_RULE_READONLY, "**/.git/config", "core.hooksPath, core.fsmonitor, aliases, filters: host-side code execution"},
-	{VR_RULE_READONLY, "**/.git/config.worktree", "per-worktree git config: same power as .git/config"},
 	{VR_RULE_READONLY, "**/.git/commondir", "redirects git to another repository's config and hooks"},
 	{VR_RULE_READONLY, "**/.git/info/attributes", "selects filter/diff drivers that run commands"},
 	{VR_RULE_READONLY, "**/.git/modules/**/hooks/", "submodule hooks, run by git on the host"},
-	{VR_RULE_READONLY, "**/.git/modules/**/config", "submodule git config"},
 	{VR_RULE_READONLY, ".husky/", "husky git hooks, run at the next commit"},
 	{VR_RULE_READONLY, ".githooks/", "git hooks directory commonly set as core.hooksPath"},
 	{VR_RULE_READONLY, ".pre-commit-config.yaml", "pre-commit runs what it names at the next commit"},
@@ -70,6 +67,19 @@ static const struct {
 	{VR_RULE_READONLY, ".vault-run", "the project's own vault-run config: the agent must not loosen its next run (it may only tighten, but not even that without the user)"},
 };
 
+/* Every file named config or config.worktree, wherever it is and whether
+ * or not its directory is a git directory yet (so the order things are
+ * made in cannot matter): git reads them as config. They are read-only, and
+ * a rename onto one passes the config gate (docs/policy.md). */
+static void add_gitconfig_files(VrPolicy *policy, int line)
+{
+	vr_policy_add_gitconfig_name(policy, "config", line,
+	                             "git config (core.fsmonitor, hooksPath, aliases, filters run commands): "
+	                             "changes pass the config gate");
+	vr_policy_add_gitconfig_name(policy, "config.worktree", line + 1,
+	                             "per-worktree git config: changes pass the config gate");
+}
+
 void vr_policy_add_builtins(VrPolicy *policy)
 {
 	for (gsize i = 0; i < G_N_ELEMENTS(builtins); i++) {
@@ -80,4 +90,5 @@ void vr_policy_add_builtins(VrPolicy *policy)
 		g_assert_no_error(error);
 		rule->why = g_strdup(builtins[i].why);
 	}
+	add_gitconfig_files(policy, (int)G_N_ELEMENTS(builtins) + 1);
 }

@@ -18,13 +18,18 @@ G_DEFINE_QUARK(vr-policy-error-quark, vr_policy_error)
 
 typedef struct {
 	VrRule rule; /* first: a VrRule * is a Item * */
-	VrMatch *match;
+	VrMatch *match; /* NULL for the rules about git's files (below) */
 } Item;
 
 struct VrPolicy {
 	GPtrArray *items;    /* Item *, in the order added */
 	VrMatchSet *user;    /* rank: index (last match wins) */
 	VrMatchSet *project; /* rank: class, then index (strictest wins) */
+	/* Rules no pattern can say: they hold for what is not a directory.
+	 * Keys are the rules' patterns (a basename, or a relpath). */
+	GHashTable *git_names;  /* basename → Item * (config, config.worktree) */
+	GHashTable *git_files;  /* relpath → Item * (included config files) */
+	GHashTable *nondirs;    /* relpath → Item * (must stay directories) */
 };
 
 static void item_free(gpointer p)
@@ -43,6 +48,9 @@ VrPolicy *vr_policy_new(void)
 	policy->items = g_ptr_array_new_with_free_func(item_free);
 	policy->user = vr_match_set_new();
 	policy->project = vr_match_set_new();
+	policy->git_names = g_hash_table_new(g_str_hash, g_str_equal);
+	policy->git_files = g_hash_table_new(g_str_hash, g_str_equal);
+	policy->nondirs = g_hash_table_new(g_str_hash, g_str_equal);
 	return policy;
 }
 
@@ -52,6 +60,9 @@ void vr_policy_free(VrPolicy *policy)
 		return;
 	vr_match_set_free(policy->user);
 	vr_match_set_free(policy->project);
+	g_hash_table_unref(policy->git_names);
+	g_hash_table_unref(policy->git_files);
+	g_hash_table_unref(policy->nondirs);
 	g_ptr_array_unref(policy->items);
 	g_free(policy);
 }
@@ -111,6 +122,59 @@ gboolean vr_policy_add(VrPolicy *policy, VrRuleKind kind, const char *pattern,
 	return vr_policy_add_rule(policy, kind, pattern, source, line, project, error) != NULL;
 }
 
+static Item *git_item_new(VrPolicy *policy, const char *pattern, const char *source, int line,
+                          const char *why, gboolean gitconfig)
+{
+	Item *it = g_new0(Item, 1);
+	it->rule.pattern = g_strdup(pattern);
+	it->rule.kind = VR_RULE_READONLY;
+	it->rule.source = g_strdup(source);
+	it->rule.line = line;
+	it->rule.why = g_strdup(why);
+	it->rule.gitconfig = gitconfig;
+	g_ptr_array_add(policy->items, it);
+	return it;
+}
+
+VrRule *vr_policy_add_gitconfig_name(VrPolicy *policy, const char *name, int line, const char *why)
+{
+	Item *it = git_item_new(policy, name, "built-in", line, why, TRUE);
+	g_hash_table_insert(policy->git_names, it->rule.pattern, it);
+	return &it->rule;
+}
+
+void vr_policy_add_gitconfig_file(VrPolicy *policy, const char *relpath, const char *source,
+                                  int line)
+{
+	if (!*relpath || g_hash_table_contains(policy->git_files, relpath))
+		return;
+	Item *it = git_item_new(policy, relpath, source, line,
+	                        "included by a git config: changes pass the config gate", TRUE);
+	g_hash_table_insert(policy->git_files, it->rule.pattern, it);
+}
+
+void vr_policy_add_nondir_readonly(VrPolicy *policy, const char *relpath, const char *source,
+                                   int line, const char *why)
+{
+	if (!*relpath || g_hash_table_contains(policy->nondirs, relpath))
+		return;
+	Item *it = git_item_new(policy, relpath, source, line, why, FALSE);
+	g_hash_table_insert(policy->nondirs, it->rule.pattern, it);
+}
+
+/* The rule about git's files for relpath, which is not a directory. */
+static const Item *git_rule(const VrPolicy *policy, const char *relpath)
+{
+	const Item *it = g_hash_table_lookup(policy->git_files, relpath);
+	if (!it)
+		it = g_hash_table_lookup(policy->nondirs, relpath);
+	if (!it) {
+		const char *slash = strrchr(relpath, '/');
+		it = g_hash_table_lookup(policy->git_names, slash ? slash + 1 : relpath);
+	}
+	return it;
+}
+
 VrDecision vr_policy_decide_child(const VrPolicy *policy, VrDecision parent,
                                   const char *relpath, gboolean is_dir)
 {
@@ -124,6 +188,14 @@ VrDecision vr_policy_decide_child(const VrPolicy *policy, VrDecision parent,
 	const Item *p = vr_match_set_best(policy->project, relpath, is_dir, NULL);
 	if (p && kind_class(p->rule.kind) > own.cls)
 		own = (VrDecision){kind_class(p->rule.kind), &p->rule};
+	/* git's files are read-only at least, unless the user (not a
+	 * built-in) names the path in a show rule of their own. */
+	if (!is_dir && own.cls < VR_CLASS_READONLY &&
+	    !(u && u->rule.kind == VR_RULE_SHOW && strcmp(u->rule.source, "built-in") != 0)) {
+		const Item *g = git_rule(policy, relpath);
+		if (g)
+			own = (VrDecision){VR_CLASS_READONLY, &g->rule};
+	}
 	/* The directory's verdict is the floor; on a tie it is the reason
 	 * (as git reports the excluded directory for a path inside it). */
 	if (parent.cls != VR_CLASS_VISIBLE && parent.cls >= own.cls)
@@ -180,6 +252,15 @@ gboolean vr_policy_dir_is_rule_sensitive(const VrPolicy *policy, const char *rel
 	for (guint k = 0; k < policy->items->len; k++) {
 		const Item *it = policy->items->pdata[k];
 		/* Basename rules look at one name, which a move keeps. */
+		if (!it->match) {
+			/* A path of git's: moving an ancestor moves it. */
+			const char *p = it->rule.pattern;
+			gsize n = strlen(relpath);
+			if (g_hash_table_lookup(policy->git_names, p) != it &&
+			    (!n || (strncmp(p, relpath, n) == 0 && (p[n] == '/' || p[n] == '\0'))))
+				return TRUE;
+			continue;
+		}
 		if (!vr_match_anchored(it->match))
 			continue;
 		g_auto(GStrv) pc = g_strsplit(vr_match_glob(it->match), "/", -1);

@@ -33,6 +33,8 @@ typedef struct {
 	int line;         /* 1-based line in source, 0 when it has none */
 	gboolean project; /* from the project's .vault-run: combines by strictness */
 	char *why;        /* for built-ins: why the rule exists; else NULL */
+	gboolean gitconfig; /* a git config file (read-only, but a rename onto it passes
+	                     * the config gate: policy/gitconfig.h) */
 } VrRule;
 
 typedef struct {
@@ -66,6 +68,28 @@ VrDecision vr_policy_decide_child(const VrPolicy *policy, VrDecision parent,
  * which rules match entries below it: some rule with a slash in it could
  * match a path under relpath. The view refuses such renames with EXDEV. */
 gboolean vr_policy_dir_is_rule_sensitive(const VrPolicy *policy, const char *relpath);
+
+/* Rules about git's own files that no pattern can say (they hold for
+ * files, symlinks and the like, never for directories):
+ *  - every file named `config` or `config.worktree` is git config
+ *    (vr_policy_add_builtins adds these);
+ *  - vr_policy_add_gitconfig_file: a file a project config includes;
+ *  - vr_policy_add_nondir_readonly: a path that must stay a directory (an
+ *    ancestor of a protected path: a symlink there would redirect git).
+ * Each is read-only (the first two with rule->gitconfig set) unless a
+ * stricter rule matches, or the user's own `show` rule (not a built-in
+ * one) names the path. source/line say where the path was found. */
+void vr_policy_add_gitconfig_file(VrPolicy *policy, const char *relpath, const char *source,
+                                  int line);
+void vr_policy_add_nondir_readonly(VrPolicy *policy, const char *relpath, const char *source,
+                                   int line, const char *why);
+/* Reads the project's git configs on the host (.git/config,
+ * config.worktree, .git/modules/…/config, .git/worktrees/…/config.worktree
+ * and what they include) and protects what they name: each included file
+ * inside the project passes the config gate, each core.hooksPath directory
+ * inside the project is read-only, both followed through the symlinks
+ * they meet (which become read-only themselves). policy/gitconfig-project.c */
+void vr_policy_protect_git_configs(VrPolicy *policy, const char *project_dir);
 
 guint vr_policy_n_rules(const VrPolicy *policy);
 const VrRule *vr_policy_rule(const VrPolicy *policy, guint index);
