@@ -220,6 +220,7 @@ int vr_do_lookup(fuse_req_t req, fuse_ino_t parent_ino, const char *name,
 
 	g_autofree char *relpath = NULL;
 	VrDecision d = vr_decide_child(parent, name, S_ISDIR(st.st_mode), &relpath);
+	d = vr_gitgate_lookup_decision(parent, name, &st, d);
 	/* A file with several names takes the strictest class of them all. */
 	vr_hardlinks_note(&st, d);
 	d = vr_hardlinks_decide(vr_view->root.fd, &st, d);
@@ -262,7 +263,7 @@ bool vr_new_name_allowed(fuse_req_t req, const char *op, VrInode *parent, const 
 		return false;
 	char *rel = NULL;
 	VrDecision d = vr_decide_child(parent, name, is_dir, &rel);
-	if (d.cls != VR_CLASS_VISIBLE) {
+	if (d.cls != VR_CLASS_VISIBLE && !vr_gitgate_new_name_exempt(op, parent, name, is_dir, d)) {
 		vr_refuse(req, op, rel, d, EACCES);
 		g_free(rel);
 		return false;

@@ -66,7 +66,7 @@ static void vr_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 	char proc[64];
 	int r = 0;
 
-	if (d.cls != VR_CLASS_VISIBLE) {
+	if (d.cls != VR_CLASS_VISIBLE && !vr_gitgate_setattr_exempt(inode, d, attr, valid)) {
 		g_autofree char *rel = vr_inode_relpath(inode);
 		vr_refuse(req, "setattr", rel, d, d.cls == VR_CLASS_HIDE ? ENOENT : EACCES);
 		return;

@@ -297,6 +297,7 @@ static void vr_ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 		return;
 	}
 	vr_ids_give_name(req, p, name, true);
+	vr_gitgate_note_mkdir(p, name, vr_decide_child(p, name, true, NULL));
 	reply_new_entry(req, parent, name, "mkdir", rel);
 }
 
@@ -456,6 +457,13 @@ static void vr_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	if (sd.cls != VR_CLASS_VISIBLE) {
 		vr_refuse(req, "rename", srel, sd, EACCES);
+		return;
+	}
+	if (vr_gitgate_applies(dd)) {
+		/* Onto git config: the daemon writes what the gate accepts (a
+		 * source holding a secret found by content stays put, as below). */
+		if (vr_content_scan_guard_name(req, "rename", p->fd, name, sd, srel))
+			vr_gitgate_rename(req, p, name, srel, &sst, np, newname, drel, dd, flags);
 		return;
 	}
 	if (dd.cls != VR_CLASS_VISIBLE) {

@@ -335,6 +335,26 @@ bool vr_content_scan_guard_name(fuse_req_t req, const char *op, int dirfd, const
  * what the scan filter drops for relpath. */
 int vr_content_scan_load_masked(int fd, const char *relpath, char **ret_buf, size_t *ret_len);
 
+/* git-gate.c: the git config gate (rename onto a file the policy marks as
+ * git config), and new repositories' hooks/. */
+bool vr_gitgate_applies(VrDecision d);
+/* Replies: the new file is written by the daemon when the policy accepts
+ * it, else EACCES with an audit record naming the key. */
+void vr_gitgate_rename(fuse_req_t req, VrInode *p, const char *name, const char *srel,
+                       const struct stat *sst, VrInode *np, const char *newname, const char *drel,
+                       VrDecision dd, unsigned flags);
+/* A name vr_new_name_allowed lets through although d refuses it: mkdir of
+ * a new repository's hooks/, create of *.sample in such a directory. */
+bool vr_gitgate_new_name_exempt(const char *op, VrInode *parent, const char *name, bool is_dir,
+                                VrDecision d);
+/* After a successful mkdir: remembers a hooks/ made that way. */
+void vr_gitgate_note_mkdir(VrInode *parent, const char *name, VrDecision d);
+/* At lookup: a *.sample file in such a hooks/ stays writable. */
+VrDecision vr_gitgate_lookup_decision(VrInode *parent, const char *name, const struct stat *st,
+                                      VrDecision d);
+/* setattr of a git config file that only flips exec bits (git init's probe). */
+bool vr_gitgate_setattr_exempt(VrInode *inode, VrDecision d, const struct stat *attr, int valid);
+
 /* audit.c */
 typedef struct {
 	const char *op;

@@ -78,6 +78,9 @@ static void add_gitconfig_files(VrPolicy *policy, int line)
 	                             "changes pass the config gate");
 	vr_policy_add_gitconfig_name(policy, "config.worktree", line + 1,
 	                             "per-worktree git config: changes pass the config gate");
+	VrRule *tmp = vr_policy_add_rule(policy, VR_RULE_HIDE, ".vault-run-gate.*", "built-in", line + 2,
+	                                 FALSE, NULL);
+	tmp->why = g_strdup("the config gate's file in the making: no handle on it may reach the agent");
 }
 
 void vr_policy_add_builtins(VrPolicy *policy)
