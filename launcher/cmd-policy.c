@@ -82,7 +82,8 @@ static void explain_gate(void)
 	       "  url.*.insteadOf, filter.*, *.textconv, credential.*, gpg.*, remote.*.uploadpack...\n"
 	       "  Keys already in the file that the change leaves alone do not matter. A file\n"
 	       "  that is not git config at all (git stops before reading any key) is written\n"
-	       "  as it is. Direct writes, truncation and links stay refused. docs/policy.md.\n");
+	       "  as it is, unless it would replace one git reads keys from. Direct writes,\n"
+	       "  truncation and links stay refused. See docs/policy.md.\n");
 }
 
 static int explain(VrConfig *config, const char *project, int n, char **paths)

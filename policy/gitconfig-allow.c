@@ -631,6 +631,12 @@ gboolean vr_gitgate_decide(const char *relpath, const char *cur, gsize cur_len, 
 	g_autoptr(VrGitConfig) c = ok ? parse_current(cur, cur_len, v) : NULL;
 	g_autoptr(VrGitConfig) r = c ? parse_result(out, v) : NULL;
 	ok = r != NULL;
+	/* Git config stays git config: what git reads keys from is not
+	 * replaced by what it would stop at (that would only break it). */
+	if (ok && v->inert && c->entries->len)
+		ok = refuse(v, NULL, r->error_line,
+		            "the new file is not git config (git would stop at line %u) and the current "
+		            "one is", r->error_line);
 	if (ok && m.min_run) {
 		if (v->inert && v->restored)
 			ok = refuse(v, NULL, 0, "a file with masked secrets must stay git config");

@@ -294,6 +294,8 @@ static void test_gate_refusals(void **state)
 	/* A refused key moved past an include. */
 	const char *inc = "[include]\n\tpath = a\n[core]\n\thooksPath = h\n";
 	refuses(inc, "[core]\n\thooksPath = h\n[include]\n\tpath = a\n", NULL);
+	/* git config replaced by what is not git config at all. */
+	refuses(base, "# a README\n\nSome text here.\n", NULL);
 	/* Content git reads keys from, then stops. */
 	g_autofree char *bad = g_strconcat(base, "[user]\n\temail = a\n%%%\n", NULL);
 	refuses(base, bad, NULL);
