@@ -12,10 +12,11 @@
  * rename would have removed its name, and the kernel is told the rename
  * happened: git goes on as after its own rename.
  *
- * The kernel's entry for the destination then leads to the agent's (now
- * unlinked) file until the host watch invalidates it a moment later: what
- * is read there meanwhile is what the agent wrote (the masked view of what
- * was written), writes there reach nothing on the host.
+ * The kernel, told the rename happened, moves its node for the agent's file
+ * to the new name: that node is rebound to the daemon's file
+ * (vr_inode_rebind), so what git does next reaches the file on the host. Its
+ * cached pages are the bytes the agent wrote (the masked view of what was
+ * written) until the new mtime makes the kernel drop them.
  *
  * Also here, each in its own function: new repositories' hooks/ (only
  * *.sample files may be made in a hooks directory the view itself created),
@@ -124,7 +125,8 @@ static int write_all(int fd, const guint8 *p, size_t len)
 /* Writes data to a new file in dir, named by a built-in hidden pattern
  * (".vault-run-gate.*": never reachable through the view), owned and
  * moded like the agent's file. *ret_name: its name (g_free). */
-static int write_new(int dir, const GByteArray *data, const struct stat *like, char **ret_name)
+static int write_new(int dir, const GByteArray *data, const struct stat *like, char **ret_name,
+                     struct stat *ret_st)
 {
 	int fd = -1;
 	char *name = NULL;
@@ -148,6 +150,8 @@ static int write_new(int dir, const GByteArray *data, const struct stat *like, c
 	if (r == 0 && fchmod(fd, like->st_mode & 0777) < 0)
 		r = -errno;
 	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (r == 0 && fstat(fd, ret_st) < 0)
 		r = -errno;
 	close(fd);
 	if (r < 0) {
@@ -227,7 +231,7 @@ void vr_gitgate_rename(fuse_req_t req, VrInode *p, const char *name, const char 
 	}
 	VrGitGateVerdict v = {0};
 	g_autoptr(GByteArray) out = NULL;
-	struct stat dst, now;
+	struct stat dst, now, made;
 	bool dst_exists;
 	if (!decide(req, p, name, srel, sst, np, newname, drel, dd, &out, &dst, &dst_exists, &v)) {
 		vr_gitgate_verdict_clear(&v);
@@ -237,7 +241,7 @@ void vr_gitgate_rename(fuse_req_t req, VrInode *p, const char *name, const char 
 	VR_CREATING(np);
 	vr_journal_before_rename(p, name, srel, np, newname, drel, flags);
 	g_autofree char *tmp = NULL;
-	int r = write_new(np->fd, out, sst, &tmp);
+	int r = write_new(np->fd, out, sst, &tmp, &made);
 	/* What was compared against must still be there: a change on the host
 	 * meanwhile is not overwritten. */
 	if (r == 0 && (dst_exists ? fstatat(np->fd, newname, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
@@ -259,7 +263,18 @@ void vr_gitgate_rename(fuse_req_t req, VrInode *p, const char *name, const char 
 	if (fstatat(p->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && same_file(sst, &now))
 		unlinkat(p->fd, name, 0);
 	vr_handles_name_changed();
-	vr_inode_renamed(sst->st_dev, sst->st_ino, srel, drel, np, newname);
+	/* The kernel moves its entry for the agent's file to newname: that
+	 * node is made to mean our file, so what git does next (git init's
+	 * chmod probe, the next read) reaches the file on the host. */
+	int fd = openat(np->fd, newname, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &now) < 0 || !same_file(&now, &made))) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd >= 0)
+		vr_inode_rebind(sst->st_dev, sst->st_ino, fd, &now, drel, dd, np, newname);
+	else
+		vr_inode_renamed(sst->st_dev, sst->st_ino, srel, drel, np, newname);
 	log_accepted(req, srel, drel, dd, &v);
 	vr_gitgate_verdict_clear(&v);
 	fuse_reply_err(req, 0);

@@ -2,6 +2,7 @@
  * reference to, keyed by (st_dev, st_ino), as libfuse's passthrough_ll.
  * The fuse_ino_t handed to the kernel is the VrInode pointer itself. */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -162,6 +163,44 @@ VrDecision vr_inode_decision(VrInode *inode)
 	VrDecision d = inode->decision;
 	pthread_mutex_unlock(&vr_view->table_lock);
 	return d;
+}
+
+void vr_inode_rebind(dev_t dev, ino_t ino, int fd, const struct stat *st, const char *relpath,
+                     VrDecision decision, VrInode *parent, const char *name)
+{
+	VrView *v = vr_view;
+	VrInode key = {.dev = dev, .ino = ino}, now = {.dev = st->st_dev, .ino = st->st_ino};
+	pthread_mutex_lock(&v->table_lock);
+	VrInode *inode = g_hash_table_lookup(v->table, &key);
+	if (!inode || inode == &v->root || g_hash_table_contains(v->table, &now) ||
+	    !S_ISREG(inode->type) || !S_ISREG(st->st_mode)) {
+		pthread_mutex_unlock(&v->table_lock);
+		close(fd);
+		return;
+	}
+	g_hash_table_remove(v->table, inode);
+	/* dup3 swaps what the number means in one step: a handler using
+	 * inode->fd right now gets the old object or the new, never a number
+	 * reused for something else. */
+	dup3(fd, inode->fd, O_CLOEXEC);
+	close(fd);
+	inode->dev = st->st_dev;
+	inode->ino = st->st_ino;
+	g_free(inode->relpath);
+	inode->relpath = g_strdup(relpath);
+	atomic_fetch_add(&inode->relpath_gen, 1);
+	inode->decision = decision;
+	inode->parent = parent;
+	g_free(inode->name);
+	inode->name = g_strdup(name);
+	atomic_store(&inode->name_removed, false);
+	g_hash_table_add(v->table, inode);
+	int cfd = atomic_exchange(&inode->create_fd, -1);
+	pthread_mutex_unlock(&v->table_lock);
+	if (cfd >= 0) {
+		close(cfd);
+		atomic_fetch_sub(&v->create_fds, 1);
+	}
 }
 
 void vr_inode_name_removed(dev_t dev, ino_t ino, const char *relpath)

@@ -132,6 +132,11 @@ VrDecision vr_inode_decision(VrInode *inode);
  * every cached descendant get their new relative path. */
 void vr_inode_renamed(dev_t dev, ino_t ino, const char *oldpath, const char *newpath,
                       VrInode *newparent, const char *newname);
+/* After the config gate (git-gate.c) put its own file (fd: O_PATH, st) where
+ * the kernel believes the agent's file (dev, ino) now is: the kernel's node
+ * for it means the new file from now on, at relpath with decision. Takes fd. */
+void vr_inode_rebind(dev_t dev, ino_t ino, int fd, const struct stat *st, const char *relpath,
+                     VrDecision decision, VrInode *parent, const char *name);
 /* After unlinking relpath through the view: a file that keeps other names
  * is marked (name_removed) when relpath was the name it was known by. */
 void vr_inode_name_removed(dev_t dev, ino_t ino, const char *relpath);
