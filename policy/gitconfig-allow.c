@@ -252,14 +252,20 @@ static gboolean restore(Masking *m, const char *new, gsize new_len, GByteArray *
                         VrGitGateVerdict *v)
 {
 	g_autoptr(GArray) lines = split_lines(new, new_len);
+	/* Only the masked lines can be given back. */
+	g_autoptr(GArray) masked = g_array_new(FALSE, FALSE, sizeof(guint));
+	for (guint i = 0; i < m->shown->len; i++)
+		if (!line_eq(&g_array_index(m->shown, Line, i), &g_array_index(m->real, Line, i)))
+			g_array_append_val(masked, i);
 	m->from = g_array_sized_new(FALSE, FALSE, sizeof(gint), lines->len);
 	for (guint j = 0; j < lines->len; j++) {
 		const Line *l = &g_array_index(lines, Line, j);
 		gint from = -1;
-		for (guint i = 0; m->min_run && i < m->shown->len; i++) {
+		for (guint k = 0; k < masked->len; k++) {
+			guint i = g_array_index(masked, guint, k);
 			const Line *s = &g_array_index(m->shown, Line, i);
 			const Line *r = &g_array_index(m->real, Line, i);
-			if (line_eq(s, r) || !line_eq(s, l))
+			if (!line_eq(s, l))
 				continue;
 			if (from >= 0 && !line_eq(&g_array_index(m->real, Line, from), r))
 				return refuse(v, NULL, j + 1,

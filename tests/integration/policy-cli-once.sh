@@ -25,6 +25,22 @@ vr_check ".env.example visible by its show rule" expect 5 ".env.example: visible
 out=$("$VR" policy explain --project "$VR_SOURCE_DIR/examples/demo-project" .git/hooks/pre-commit config/)
 vr_check "hook rule applies without a .git" expect 1 ".git/hooks/pre-commit: readonly"
 
+# git config: the gate and its allow-list; what the project's config names.
+git -C "$P" config core.hooksPath tools/hooks
+git -C "$P" config include.path ../team.gitconfig
+out=$("$VR" policy explain --project "$P" .git/config debian/config config/ team.gitconfig tools/hooks/pre-commit)
+echo "$out"
+vr_check ".git/config: read-only by the config rule" expect 1 ".git/config: readonly (rule 'config' from built-in:"
+vr_check "explain says the gate" grep -q 'written only the way git writes it, through config.lock' <<<"$out"
+vr_check "explain lists the allow-list" grep -q '^    remote\.\*\.{url,pushurl,fetch}$' <<<"$out"
+vr_check "explain names refused keys" grep -q 'core.fsmonitor' <<<"$out"
+vr_check "any file named config is git config" grep -q "^debian/config: readonly (rule 'config'" <<<"$out"
+vr_check "a directory named config is not" grep -q "^config/: visible" <<<"$out"
+vr_check "the included file is gated" grep -q "^team.gitconfig: readonly (rule 'team.gitconfig' from .git/config:" <<<"$out"
+vr_check "the hooksPath directory is read-only" grep -q "^tools/hooks/pre-commit: readonly (rule '/tools/hooks' from .git/config:" <<<"$out"
+git -C "$P" config --unset core.hooksPath
+git -C "$P" config --unset include.path
+
 # A project file can tighten but not loosen; the user's config can loosen.
 printf '[policy]\nreadonly = .env; src/\n' >"$P/.vault-run"
 out=$("$VR" policy explain --project "$P" .env src/main.c)

@@ -16,9 +16,12 @@
 #include <cmocka.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gitconfig.h"
+#include "policy.h"
 
 /* --- the parser --- */
 
@@ -384,6 +387,88 @@ static void test_gate_masked(void **state)
 	gate_clear(&g);
 }
 
+/* --- which files are git config (policy.c, gitconfig-project.c) --- */
+
+static VrDecision decide(const VrPolicy *p, const char *rel, gboolean is_dir)
+{
+	return vr_policy_decide(p, rel, is_dir);
+}
+
+static void test_policy_names(void **state)
+{
+	(void)state;
+	g_autoptr(VrPolicy) p = vr_policy_new();
+	vr_policy_add_builtins(p);
+	static const char *const gated[] = {".git/config", "config", "debian/config", "a/b/c/config",
+	                                    ".git/modules/x/config", "w/config.worktree"};
+	for (guint i = 0; i < G_N_ELEMENTS(gated); i++) {
+		VrDecision d = decide(p, gated[i], FALSE);
+		if (d.cls != VR_CLASS_READONLY || !d.rule || !d.rule->gitconfig)
+			fail_msg("%s is not gated", gated[i]);
+	}
+	/* Directories of that name are not; stricter rules win; the gate's
+	 * own file is hidden. */
+	assert_int_equal(decide(p, "config", TRUE).cls, VR_CLASS_VISIBLE);
+	assert_int_equal(decide(p, "src/config/app.ini", FALSE).cls, VR_CLASS_VISIBLE);
+	assert_int_equal(decide(p, ".kube/config", FALSE).cls, VR_CLASS_HIDE);
+	assert_int_equal(decide(p, ".ssh/config", FALSE).cls, VR_CLASS_HIDE);
+	assert_false(decide(p, ".cargo/config", FALSE).rule->gitconfig);
+	assert_int_equal(decide(p, ".git/config.lock", FALSE).cls, VR_CLASS_VISIBLE);
+	assert_int_equal(decide(p, ".git/.vault-run-gate.0123abcd", FALSE).cls, VR_CLASS_HIDE);
+	/* The user's own show rule lifts it; a project rule cannot. */
+	assert_true(vr_policy_add(p, VR_RULE_SHOW, "debian/config", "cfg", 1, FALSE, NULL));
+	assert_int_equal(decide(p, "debian/config", FALSE).cls, VR_CLASS_VISIBLE);
+	assert_int_equal(decide(p, ".git/config", FALSE).cls, VR_CLASS_READONLY);
+}
+
+static void write_file(const char *dir, const char *rel, const char *text)
+{
+	g_autofree char *path = g_build_filename(dir, rel, NULL);
+	g_autofree char *parent = g_path_get_dirname(path);
+	g_mkdir_with_parents(parent, 0755);
+	assert_true(g_file_set_contents(path, text, -1, NULL));
+}
+
+static void test_policy_project_configs(void **state)
+{
+	(void)state;
+	g_autofree char *dir = g_dir_make_tmp("vr-gitproj-XXXXXX", NULL);
+	write_file(dir, ".git/config",
+	           "[core]\n\thooksPath = tools/hooks\n[include]\n\tpath = ../shared/team.cfg\n"
+	           "[includeIf \"gitdir:/x/\"]\n\tpath = /etc/outside.cfg\n");
+	write_file(dir, "shared/team.cfg", "[include]\n\tpath = more.cfg\n");
+	write_file(dir, "shared/more.cfg", "[user]\n\tname = x\n");
+	write_file(dir, ".git/modules/lib/config", "[core]\n\tworktree = ../../../lib\n\thooksPath = h\n");
+	write_file(dir, "tools/real/keep", "");
+	g_autofree char *link = g_build_filename(dir, "tools/hooks", NULL);
+	assert_int_equal(symlink("real", link), 0);
+	g_autoptr(VrPolicy) p = vr_policy_new();
+	vr_policy_add_builtins(p);
+	vr_policy_protect_git_configs(p, dir);
+
+	static const char *const gated[] = {"shared/team.cfg", "shared/more.cfg"};
+	for (guint i = 0; i < G_N_ELEMENTS(gated); i++) {
+		VrDecision d = decide(p, gated[i], FALSE);
+		if (d.cls != VR_CLASS_READONLY || !d.rule->gitconfig)
+			fail_msg("%s is not gated", gated[i]);
+	}
+	/* Its directory stays a directory; it is no file of git's itself. */
+	assert_int_equal(decide(p, "shared", TRUE).cls, VR_CLASS_VISIBLE);
+	assert_int_equal(decide(p, "shared", FALSE).cls, VR_CLASS_READONLY);
+	/* hooksPath: the symlink, its target, what is below. */
+	assert_int_equal(decide(p, "tools/hooks", FALSE).cls, VR_CLASS_READONLY);
+	assert_int_equal(decide(p, "tools/real/pre-commit", FALSE).cls, VR_CLASS_READONLY);
+	assert_int_equal(decide(p, "tools", FALSE).cls, VR_CLASS_READONLY);
+	assert_int_equal(decide(p, "tools", TRUE).cls, VR_CLASS_VISIBLE);
+	assert_int_equal(decide(p, "tools/other", FALSE).cls, VR_CLASS_VISIBLE);
+	/* A submodule's hooksPath is relative to its work tree. */
+	assert_int_equal(decide(p, "lib/h/pre-commit", FALSE).cls, VR_CLASS_READONLY);
+	assert_true(vr_policy_dir_is_rule_sensitive(p, "shared"));
+	assert_false(vr_policy_dir_is_rule_sensitive(p, "src"));
+	g_autofree char *cmd = g_strdup_printf("rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* --- the differential test against git --- */
 
 /* git's listing of the file at path, as bytes (the records hold NULs). */
@@ -498,7 +583,8 @@ static void mutate(GRand *r, GByteArray *b)
 static void test_differential(void **state)
 {
 	(void)state;
-	if (!g_find_program_in_path("git"))
+	g_autofree char *git = g_find_program_in_path("git");
+	if (!git)
 		skip();
 	g_autofree char *dir = g_dir_make_tmp("vr-gitconfig-XXXXXX", NULL);
 	assert_non_null(dir);
@@ -539,6 +625,8 @@ int main(void)
 		cmocka_unit_test(test_gate_refusals),
 		cmocka_unit_test(test_gate_worktree),
 		cmocka_unit_test(test_gate_masked),
+		cmocka_unit_test(test_policy_names),
+		cmocka_unit_test(test_policy_project_configs),
 		cmocka_unit_test(test_differential),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
