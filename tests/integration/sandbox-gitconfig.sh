@@ -5,7 +5,8 @@
 #    *.sample files and nothing else can be made there;
 #  - git config user.email, git remote add (https and ssh URLs), git branch
 #    -u, git push -u (over a stand-in ssh to a bare repository in the
-#    project) all land in the host's .git/config;
+#    project), git clone and git submodule add all land in the host's
+#    config files;
 #  - a refused key (core.fsmonitor) fails with git's own message, the host
 #    file unchanged, the refusal audited with the key;
 #  - a remote URL holding a token the scanner masks: the agent sees it
@@ -39,7 +40,10 @@ out=$("$VR" --project "$P" --profile none --quiet --audit "$A" -- sh -c "$safe"'
 	git commit -q --allow-empty -m first && echo COMMIT-OK
 	main=$(git symbolic-ref --short HEAD)
 	git checkout -q -b feat && git branch -q -u "$main" && echo TRACK-OK
-	GIT_SSH_COMMAND="$1/tools/fake-ssh" GIT_SSH_VARIANT=simple git push -q -u origin feat && echo PUSH-OK
+	export GIT_SSH_COMMAND="$1/tools/fake-ssh" GIT_SSH_VARIANT=simple
+	git push -q -u origin feat && echo PUSH-OK
+	git clone -q -b feat "ssh://stand-in$1/remote.git" "$1/cloned" && echo CLONE-OK
+	git submodule add -q -b feat "ssh://stand-in$1/remote.git" libs/sub 2>&1 && echo SUBMODULE-OK
 	git config core.fsmonitor "touch $1/pwned" 2>"$1/fsmonitor.err" || echo FSMONITOR-REFUSED
 	git status >/dev/null && echo STATUS-OK
 	true' sh "$P" 2>"$T/err") || true
@@ -56,6 +60,12 @@ vr_check "git commit works" grep -q COMMIT-OK <<<"$out"
 vr_check "git branch -u works" grep -q TRACK-OK <<<"$out"
 vr_check "git push -u works" grep -q PUSH-OK <<<"$out"
 vr_check "the push reached the bare repository" git -C "$P/remote.git" rev-parse -q --verify refs/heads/feat
+vr_check "git clone works" grep -q CLONE-OK <<<"$out"
+vr_check "host: the clone's remote" test "$(git config --file "$P/cloned/.git/config" remote.origin.url)" = "ssh://stand-in$P/remote.git"
+vr_check "git submodule add works" grep -q SUBMODULE-OK <<<"$out"
+vr_check "host: the submodule's work tree (core.worktree)" \
+	test "$(git config --file "$P/.git/modules/libs/sub/config" core.worktree)" = ../../../../libs/sub
+vr_check "host: submodule.libs/sub.url" test "$(git config --file "$P/.git/config" submodule.libs/sub.url)" = "ssh://stand-in$P/remote.git"
 cfg() { git config --file "$P/.git/config" "$@"; }
 vr_check "host: user.email" test "$(cfg user.email)" = agent@example.com
 vr_check "host: remote.web.url" test "$(cfg remote.web.url)" = https://github.com/example/app.git
