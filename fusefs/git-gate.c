@@ -280,6 +280,40 @@ void vr_gitgate_rename(fuse_req_t req, VrInode *p, const char *name, const char 
 	fuse_reply_err(req, 0);
 }
 
+/* A file named config that git reads no key from (not git config at all,
+ * or empty) may be removed, so `rm -rf` of a tree holding some tool's
+ * `config` works; one git reads keys from stays (removing them is no
+ * change the gate would vouch for: a hooksPath, a user's settings). */
+bool vr_gitgate_unlink_allowed(fuse_req_t req, VrInode *p, const char *name, const char *rel,
+                               VrDecision d)
+{
+	struct stat st;
+	if (fstatat(p->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		return true; /* gone, or no file git reads: unlink itself decides */
+	g_autofree char *cur = NULL;
+	size_t cur_len = 0;
+	int r = read_once(p->fd, name, &st, &cur, &cur_len, &st);
+	g_autoptr(VrGitConfig) c = r == 0 ? vr_gitconfig_parse(cur, cur_len) : NULL;
+	if (c && c->status != VR_GITCONFIG_UNSUPPORTED && c->entries->len == 0)
+		return true;
+	const char *key = c && c->entries->len ? g_array_index(c->entries, VrGitConfigEntry, 0).key : NULL;
+	g_autoptr(GString) extra = g_string_new("\"gate\":\"gitconfig\"");
+	if (key) {
+		g_string_append(extra, ",\"key\":");
+		vr_audit_json_str(extra, key);
+	}
+	g_string_append(extra, ",\"reason\":");
+	vr_audit_json_str(extra, !c ? "the file cannot be read"
+	                            : "git reads keys from it: a git config file is not removed");
+	VrAuditEvent ev = {
+		.op = "unlink", .path = rel, .result = "EACCES", .rule = d.rule,
+		.pid = fuse_req_ctx(req)->pid, .bytes_read = -1, .bytes_written = -1, .extra = extra->str,
+	};
+	vr_audit_emit(VR_AUDIT_DENIED, &ev);
+	fuse_reply_err(req, EACCES);
+	return false;
+}
+
 /* --- hooks/ of a repository the view creates --- */
 
 /* Directories named hooks that this view made (mkdir) where a built-in

@@ -392,7 +392,10 @@ static void do_remove(fuse_req_t req, fuse_ino_t parent, const char *name, bool 
 		return;
 	g_autofree char *rel = NULL;
 	VrDecision d = vr_decide_child(p, name, is_dir, &rel);
-	if (d.cls != VR_CLASS_VISIBLE) {
+	if (!is_dir && vr_gitgate_applies(d)) {
+		if (!vr_gitgate_unlink_allowed(req, p, name, rel, d))
+			return;
+	} else if (d.cls != VR_CLASS_VISIBLE) {
 		vr_refuse(req, op, rel, d, d.cls == VR_CLASS_HIDE ? ENOENT : EACCES);
 		return;
 	}

@@ -348,6 +348,10 @@ bool vr_gitgate_applies(VrDecision d);
 void vr_gitgate_rename(fuse_req_t req, VrInode *p, const char *name, const char *srel,
                        const struct stat *sst, VrInode *np, const char *newname, const char *drel,
                        VrDecision dd, unsigned flags);
+/* unlink of a git config file: allowed when git reads no key from it (not
+ * git config at all, or empty); else refuses, replying. */
+bool vr_gitgate_unlink_allowed(fuse_req_t req, VrInode *p, const char *name, const char *rel,
+                               VrDecision d);
 /* A name vr_new_name_allowed lets through although d refuses it: mkdir of
  * a new repository's hooks/, create of *.sample in such a directory. */
 bool vr_gitgate_new_name_exempt(const char *op, VrInode *parent, const char *name, bool is_dir,

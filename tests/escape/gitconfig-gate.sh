@@ -122,6 +122,8 @@ os.unlink("x.cfg")
 raise SystemExit(0 if r == 0 else 1)
 PY
 rm -f x.cfg
+rm -f .git/config 2>/dev/null && echo "config-unlink ok"
+rm -f team.gitconfig 2>/dev/null && echo "include-unlink ok"
 # The core.hooksPath directory (tools/hooks), by every file type.
 mkdir tools/hooks 2>/dev/null && echo "hookspath-mkdir ok"
 ln -s ../sub tools/hooks 2>/dev/null && echo "hookspath-symlink ok"
@@ -149,7 +151,7 @@ for a in fsmonitor hooksPath sshCommand alias include insteadOf filter file-url 
 	vr_check "control: $a by git config works on a plain directory" grep -q "^$a git-config ok" <<<"$out_plain"
 	vr_check "control: $a by hand works on a plain directory" grep -q "^$a by-hand ok" <<<"$out_plain"
 done
-for a in held-fd held-fd-effect mask-edit mask-splice mask-copy sub-config-create sub-config-rename \
+for a in config-unlink include-unlink held-fd held-fd-effect mask-edit mask-splice mask-copy sub-config-create sub-config-rename \
 	sub-config-symlink include-append include-rename hookspath-mkdir new-hooks-file new-hooks-rename; do
 	vr_check "control: $a works on a plain directory" grep -q "^$a ok" <<<"$out_plain"
 done

@@ -46,6 +46,9 @@ out=$("$VR" --project "$P" --profile none --quiet --audit "$A" -- sh -c "$safe"'
 	git submodule add -q -b feat "ssh://stand-in$1/remote.git" libs/sub 2>&1 && echo SUBMODULE-OK
 	git config core.fsmonitor "touch $1/pwned" 2>"$1/fsmonitor.err" || echo FSMONITOR-REFUSED
 	git status >/dev/null && echo STATUS-OK
+	mkdir -p vendor/tool && printf "Host x\n" >vendor/tool/config.new && mv vendor/tool/config.new vendor/tool/config &&
+		echo OTHER-CONFIG-OK
+	rm -r vendor && echo OTHER-CONFIG-RM-OK
 	true' sh "$P" 2>"$T/err") || true
 echo "$out"
 vr_check "git init works" grep -q INIT-OK <<<"$out"
@@ -76,6 +79,8 @@ vr_check "core.fsmonitor is refused" grep -q FSMONITOR-REFUSED <<<"$out"
 vr_check "git says it could not write the config" grep -q 'could not write config file' "$P/fsmonitor.err"
 vr_check_not "host: no core.fsmonitor" cfg core.fsmonitor
 vr_check "git status still works" grep -q STATUS-OK <<<"$out"
+vr_check "a config that is not git config can be saved by rename" grep -q OTHER-CONFIG-OK <<<"$out"
+vr_check "... and removed" grep -q OTHER-CONFIG-RM-OK <<<"$out"
 vr_check_not "the fsmonitor command never ran" test -e "$P/pwned"
 vr_check "the refusal is audited with the key" \
 	grep -q '"op":"rename","path":".git/config.lock","target":".git/config","result":"EACCES".*"key":"core.fsmonitor"' "$A"
