@@ -125,6 +125,19 @@ expect OK openr "$M/.git/config"
 run_ops
 vr_check "an editor's save cannot replace a read-only file" sh -c "echo x >'$M/.git/cfg.tmp' && ! mv -f '$M/.git/cfg.tmp' '$M/.git/config' 2>/dev/null"
 rm -f "$M/.git/cfg.tmp"
+# git's own way (config.lock renamed onto config) passes the config gate
+# with an inert key (docs/policy.md): the daemon writes the file itself.
+cp "$P/.git/config" "$T/gitconfig.orig"
+vr_check "a config.lock with an inert key replaces .git/config" sh -c "
+	cp '$M/.git/config' '$M/.git/config.lock' && printf '[user]\n\temail = v@example.com\n' >>'$M/.git/config.lock' &&
+	mv '$M/.git/config.lock' '$M/.git/config' && grep -q 'email = v@example.com' '$P/.git/config' &&
+	test ! -e '$P/.git/config.lock'"
+vr_check_not "... one with core.fsmonitor does not" sh -c "
+	cp '$M/.git/config' '$M/.git/config.lock' && printf '[core]\n\tfsmonitor = x\n' >>'$M/.git/config.lock' &&
+	mv '$M/.git/config.lock' '$M/.git/config' 2>/dev/null"
+rm -f "$M/.git/config.lock"
+vr_check_not "host .git/config has no fsmonitor" grep -q fsmonitor "$P/.git/config"
+cp "$T/gitconfig.orig" "$P/.git/config" # the snapshot's version, for the check at the end
 
 # --- redact ---
 vr_check "redacted file has the host size" test "$(stat -c %s "$M/settings.ini")" = "$(stat -c %s "$P/settings.ini")"
