@@ -90,11 +90,14 @@ vr_check_not "no config.lock is left behind" test -e "$P/.git/config.lock"
 
 # A remote whose URL holds a token the scanner masks.
 token=ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789
+glpat=glpat-xYz12AbC34dEf56GhI78
 git config --file "$P/.git/config" remote.bot.url "https://bot:$token@github.com/example/app.git"
+git config --file "$P/.git/config" remote.gl.url "https://bot:$glpat@gitlab.acme-corp.io/x.git"
 cp "$P/.git/config" "$T/config.before"
 out=$("$VR" --project "$P" --profile none --quiet -- sh -c "$safe"'
 	cd "$1" || exit 1
 	git config --get remote.bot.url
+	git config --get remote.gl.url
 	git config user.name "Agent Two" && echo NAME-OK
 	true' sh "$P" 2>>"$T/err") || true
 echo "$out"
@@ -102,6 +105,8 @@ vr_check "inside, the token is masked" grep -q 'https://bot:\*\{40\}@github.com'
 vr_check "git config user.name works in a file with a masked token" grep -q NAME-OK <<<"$out"
 vr_check "host: user.name changed" test "$(cfg user.name)" = "Agent Two"
 vr_check "host: the real token is still there" test "$(cfg remote.bot.url)" = "https://bot:$token@github.com/example/app.git"
+vr_check "inside, the GitLab token is masked" grep -q 'https://bot:\*\{26\}@gitlab.acme-corp.io/x.git' <<<"$out"
+vr_check "host: the real GitLab token is still there" test "$(cfg remote.gl.url)" = "https://bot:$glpat@gitlab.acme-corp.io/x.git"
 vr_check "host: only user.name changed" \
 	diff <(grep -v 'name = ' "$T/config.before") <(grep -v 'name = ' "$P/.git/config")
 [ "$vr_failures" = 0 ] || { echo "--- err"; cat "$T/err"; }
