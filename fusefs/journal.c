@@ -1,6 +1,18 @@
 /* The per-run change journal: keeps what a run modifies, removes or moves so
  * `vault-run undo` can give it back. One lock serialises the journal: the
- * copies it makes are the expensive part and happen once per file per run. */
+ * copies it makes are the expensive part and happen once per file per run.
+ *
+ * An object never changes once recorded, or undo would restore whatever
+ * the agent made of it. A copy is the journal's own file. A removed file is
+ * kept as a second hard link (nothing copied), which shares its inode with
+ * whatever the agent still holds: so such links are copy-on-write. Only an
+ * inode nobody can write is linked: one already opened for writing or
+ * truncated in the run has its original kept already, and its removal
+ * refers to that object. Any later way to write it (a write open through
+ * another hard link, a reopen of /proc/self/fd/N, a truncate) passes
+ * keep_original first, which replaces the link with a copy. Each object's
+ * ctime and size are recorded once it is final (a copy at once, a link at
+ * the clean stop) and undo refuses an object that no longer matches. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -25,10 +37,35 @@ static struct {
 	uint64_t max_size, used;
 	uint64_t next_object, seq;
 	bool cap_noted;
-	GHashTable *modified; /* (dev, ino) whose original is kept (or skipped) */
+	GHashTable *modified; /* (dev, ino) → Kept: whose original is kept (or skipped) */
+	/* ino → object number + 1: removed files kept as a hard link. All on
+	 * objects_dev (a link cannot cross file systems), so the inode number
+	 * alone is the key: ~40 bytes per removed file. */
+	GHashTable *linked;
+	dev_t objects_dev;
 	GHashTable *paths;    /* every relpath recorded, for the final records */
+	GString *batch;       /* at the stop: records gathered into few writes */
 } J = {.lock = PTHREAD_MUTEX_INITIALIZER, .dir_fd = -1, .objects_fd = -1, .manifest_fd = -1,
        .root_fd = -1};
+
+/* The original of a modified inode: its object (empty: skipped, for
+ * REASON) and the file's stat when it was taken. */
+typedef struct {
+	char obj[32];
+	const char *reason;
+	struct stat st;
+} Kept;
+
+static GBytes *inode_key(const struct stat *st)
+{
+	struct { dev_t dev; ino_t ino; } key = {st->st_dev, st->st_ino};
+	return g_bytes_new(&key, sizeof key);
+}
+
+static int64_t ctime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+}
 
 static const char *type_name(mode_t m)
 {
@@ -61,13 +98,28 @@ static void append_stat(GString *s, const struct stat *st)
 	                       (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec);
 }
 
+static void manifest_append(const char *buf, size_t len)
+{
+	if (vr_write_all(J.manifest_fd, buf, len) < 0)
+		vr_log(0, "journal: cannot append to the manifest: %s", g_strerror(errno));
+}
+
 /* One write(2) per record on an O_APPEND fd: a kill -9 leaves whole lines,
- * and every record reaches the file before the change it describes. */
+ * and every record reaches the file before the change it describes. At the
+ * stop (J.batch), where no change follows, records go out 64 KiB at a time:
+ * a kill -9 there tears at most the last line, which undo skips. */
 static void record_write(GString *s)
 {
 	g_string_append(s, "}\n");
-	if (vr_write_all(J.manifest_fd, s->str, s->len) < 0)
-		vr_log(0, "journal: cannot append to the manifest: %s", g_strerror(errno));
+	if (J.batch) {
+		g_string_append_len(J.batch, s->str, (gssize)s->len);
+		if (J.batch->len >= 65536) {
+			manifest_append(J.batch->str, J.batch->len);
+			g_string_truncate(J.batch, 0);
+		}
+	} else {
+		manifest_append(s->str, s->len);
+	}
 	g_string_free(s, TRUE);
 }
 
@@ -104,7 +156,10 @@ static void note_skipped(const char *rel, const struct stat *st, const char *why
 	}
 }
 
-/* Saves the content of IN (st) as a new object; its name in *ret. */
+static void record_seal(const char *obj);
+
+/* Saves the content of IN (st) as a new object, sealed at once (a copy is
+ * final); its name in *ret. */
 static int save_copy(int in, const struct stat *st, const char *rel, char ret[32])
 {
 	if ((uint64_t)st->st_size > J.max_size - MIN(J.used, J.max_size)) {
@@ -126,7 +181,77 @@ static int save_copy(int in, const struct stat *st, const char *rel, char ret[32
 		return r;
 	}
 	J.used += (uint64_t)st->st_size;
+	record_seal(ret);
 	return 0;
+}
+
+/* The object's ctime and size as they must stay ("sealed"): undo compares. */
+static void record_seal(const char *obj)
+{
+	struct stat st;
+	if (fstatat(J.objects_fd, obj, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return;
+	GString *s = record_new("sealed", NULL);
+	append_str(s, "object", obj);
+	g_string_append_printf(s, ",\"size\":%" PRId64 ",\"ctime_ns\":%" PRId64, (int64_t)st.st_size,
+	                       ctime_ns(&st));
+	record_write(s);
+}
+
+/* Under J.lock: the object a removed file (st) is kept as by a hard link,
+ * or -1. */
+static int64_t linked_object(const struct stat *st)
+{
+	if (st->st_dev != J.objects_dev)
+		return -1;
+	gpointer v = g_hash_table_lookup(J.linked, GSIZE_TO_POINTER(st->st_ino));
+	return v ? (int64_t)GPOINTER_TO_SIZE(v) - 1 : -1;
+}
+
+/* Under J.lock. The inode st (reached as rel) is about to be written: if
+ * the journal holds it as a link, replace the link with a copy of its
+ * content (still the kept one: nothing could write it before this),
+ * renamed over it. When no copy can be made the object goes, with a
+ * "skipped" record naming it: a link left in place would take the agent's
+ * writes. */
+static void unshare_linked(const struct stat *cur, const char *rel)
+{
+	int64_t n = linked_object(cur);
+	if (n < 0)
+		return;
+	char obj[32], tmp[40];
+	snprintf(obj, sizeof obj, "%" PRId64, n);
+	snprintf(tmp, sizeof tmp, "%s-cow", obj);
+	const char *why = NULL;
+	int in = openat(J.objects_fd, obj, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int out = -1;
+	struct stat st;
+	if (in < 0 || fstat(in, &st) < 0)
+		why = "cannot open";
+	else if ((uint64_t)st.st_size > J.max_size - MIN(J.used, J.max_size))
+		why = "cap";
+	else if ((out = openat(J.objects_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+		why = "cannot create the object";
+	else if (vr_copy_data(in, out, st.st_size) < 0 || renameat(J.objects_fd, tmp, J.objects_fd, obj) < 0)
+		why = "cannot copy";
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	if (why) {
+		unlinkat(J.objects_fd, tmp, 0);
+		unlinkat(J.objects_fd, obj, 0);
+		GString *s = record_new("skipped", rel);
+		append_str(s, "object", obj);
+		append_stat(s, cur);
+		append_str(s, "reason", why);
+		record_write(s);
+		vr_log(0, "journal: %s: its kept original is dropped (%s): undo cannot restore it", rel, why);
+	} else {
+		J.used += (uint64_t)st.st_size;
+		record_seal(obj);
+	}
+	g_hash_table_remove(J.linked, GSIZE_TO_POINTER(cur->st_ino));
 }
 
 int vr_journal_start(int dir_fd, uint64_t max_size, int root_fd, const char *project,
@@ -153,7 +278,10 @@ int vr_journal_start(int dir_fd, uint64_t max_size, int root_fd, const char *pro
 	J.used = J.next_object = J.seq = 0;
 	J.cap_noted = false;
 	J.modified = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
-	                                   (GDestroyNotify)g_bytes_unref, NULL);
+	                                   (GDestroyNotify)g_bytes_unref, g_free);
+	J.linked = g_hash_table_new(g_direct_hash, g_direct_equal);
+	struct stat ost;
+	J.objects_dev = fstat(J.objects_fd, &ost) == 0 ? ost.st_dev : 0;
 	J.paths = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	GString *s = record_new("start", NULL);
 	g_autofree char *real = realpath(project, NULL);
@@ -171,6 +299,16 @@ void vr_journal_stop(void)
 	if (!J.on)
 		return;
 	pthread_mutex_lock(&J.lock);
+	J.batch = g_string_sized_new(65536 + 4096);
+	/* The agent is gone: the links still held are final now. */
+	GHashTableIter it;
+	gpointer v;
+	g_hash_table_iter_init(&it, J.linked);
+	while (g_hash_table_iter_next(&it, NULL, &v)) {
+		char obj[32];
+		snprintf(obj, sizeof obj, "%zu", GPOINTER_TO_SIZE(v) - 1);
+		record_seal(obj);
+	}
 	GList *keys = g_list_sort(g_hash_table_get_keys(J.paths), (GCompareFunc)strcmp);
 	for (GList *l = keys; l; l = l->next) {
 		const char *rel = l->data, *name;
@@ -194,6 +332,9 @@ void vr_journal_stop(void)
 	GString *s = record_new("stop", NULL);
 	g_string_append_printf(s, ",\"copied\":%" PRIu64, J.used);
 	record_write(s);
+	manifest_append(J.batch->str, J.batch->len);
+	g_string_free(J.batch, TRUE);
+	J.batch = NULL;
 	J.on = false;
 	fsync(J.manifest_fd);
 	close(J.manifest_fd);
@@ -202,34 +343,46 @@ void vr_journal_stop(void)
 	close(J.root_fd);
 	J.manifest_fd = J.objects_fd = J.dir_fd = J.root_fd = -1;
 	g_clear_pointer(&J.modified, g_hash_table_unref);
+	g_clear_pointer(&J.linked, g_hash_table_unref);
 	g_clear_pointer(&J.paths, g_hash_table_unref);
 	pthread_mutex_unlock(&J.lock);
 }
 
-/* Under J.lock. First modification of (dev, ino) in the run: keep it. */
+/* Under J.lock. First modification of (dev, ino) in the run: keep it (and
+ * first, if the journal holds that inode as a removed file's link, make
+ * that object a copy of its own). */
 static void keep_original(int fd_path, const struct stat *st, const char *rel)
 {
-	struct { dev_t dev; ino_t ino; } key = {st->st_dev, st->st_ino};
-	GBytes *k = g_bytes_new(&key, sizeof key);
-	if (!g_hash_table_add(J.modified, k))
+	unshare_linked(st, rel);
+	GBytes *k = inode_key(st);
+	if (g_hash_table_contains(J.modified, k)) {
+		g_bytes_unref(k);
 		return;
-	char proc[64], obj[32];
+	}
+	Kept *kept = g_new0(Kept, 1);
+	kept->st = *st;
+	g_hash_table_insert(J.modified, k, kept);
+	char proc[64];
 	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd_path);
 	/* Not O_NOFOLLOW: the /proc magic link is the way to the O_PATH fd. */
 	int in = open(proc, O_RDONLY | O_CLOEXEC);
 	if (in < 0) {
-		note_skipped(rel, st, "cannot open");
+		kept->reason = "cannot open";
+		note_skipped(rel, st, kept->reason);
 		return;
 	}
-	int r = save_copy(in, st, rel, obj);
+	int r = save_copy(in, st, rel, kept->obj);
 	close(in);
-	if (r < 0)
+	if (r < 0) {
+		kept->obj[0] = '\0';
+		kept->reason = r == -EFBIG ? "cap" : "cannot copy";
 		return;
+	}
 	GString *s = record_new("modified", rel);
-	append_str(s, "object", obj);
+	append_str(s, "object", kept->obj);
 	append_stat(s, st);
 	record_write(s);
-	audit_link(rel, "modified", obj);
+	audit_link(rel, "modified", kept->obj);
 }
 
 void vr_journal_before_modify(VrInode *inode)
@@ -291,34 +444,83 @@ void vr_journal_before_create(VrInode *parent, const char *name, const char *rel
 	pthread_mutex_unlock(&J.lock);
 }
 
+/* Under J.lock: the "deleted" record of a regular file, whose content
+ * is object OBJ (st: the file as kept). */
+static void record_deleted_file(const char *rel, const char *obj, const struct stat *st)
+{
+	GString *s = record_new("deleted", rel);
+	append_str(s, "object", obj);
+	audit_link(rel, "deleted", obj);
+	append_stat(s, st);
+	record_write(s);
+}
+
+/* Under J.lock: a regular file is about to lose the name rel. */
+static void keep_removed_file(int dirfd, const char *name, const char *rel, const struct stat *st)
+{
+	char obj[32];
+	GBytes *key = inode_key(st);
+	Kept *had = g_hash_table_lookup(J.modified, key);
+	int64_t linked = had ? -1 : linked_object(st);
+	if (had) {
+		/* Its original was kept at its first change in the run (maybe
+		 * made through another name): that is what undo must bring back
+		 * here, not what the agent made of it since. */
+		if (had->obj[0]) {
+			record_deleted_file(rel, had->obj, &had->st);
+		} else {
+			GString *s = record_new("skipped", rel);
+			append_stat(s, st);
+			append_str(s, "reason", had->reason ? had->reason : "not kept");
+			record_write(s);
+		}
+		/* Its last name: the inode number may come back for another
+		 * file, which must not pass for this one. */
+		if (st->st_nlink <= 1)
+			g_hash_table_remove(J.modified, key);
+		g_bytes_unref(key);
+		return;
+	}
+	g_bytes_unref(key);
+	if (linked >= 0) {
+		/* Another name of it was removed before, and nothing wrote it
+		 * since (that would have unshared the link): the same object. */
+		snprintf(obj, sizeof obj, "%" PRId64, linked);
+		record_deleted_file(rel, obj, st);
+		return;
+	}
+	snprintf(obj, sizeof obj, "%" PRIu64, J.next_object);
+	/* Same file system: a second name keeps the data, nothing copied.
+	 * Nobody can write this inode now (see the top of the file); the
+	 * ways to start are hooked by keep_original. */
+	if (linkat(dirfd, name, J.objects_fd, obj, 0) == 0) {
+		g_hash_table_insert(J.linked, GSIZE_TO_POINTER(st->st_ino), GSIZE_TO_POINTER(J.next_object + 1));
+		J.next_object++;
+		record_deleted_file(rel, obj, st);
+		return;
+	}
+	int in = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int r = in < 0 ? -errno : save_copy(in, st, rel, obj);
+	if (in < 0)
+		note_skipped(rel, st, "cannot open");
+	else
+		close(in);
+	if (r == 0)
+		record_deleted_file(rel, obj, st);
+}
+
 /* Under J.lock: records (and keeps) what name in dirfd holds before it goes. */
 static void keep_removed(int dirfd, const char *name, const char *rel)
 {
 	struct stat st;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return; /* the op will fail with the same error */
-	GString *s;
 	if (S_ISREG(st.st_mode)) {
-		char obj[32];
-		snprintf(obj, sizeof obj, "%" PRIu64, J.next_object);
-		/* Same file system: a second name keeps the data, nothing copied. */
-		if (linkat(dirfd, name, J.objects_fd, obj, 0) == 0) {
-			J.next_object++;
-		} else {
-			int in = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-			if (in < 0) {
-				note_skipped(rel, &st, "cannot open");
-				return;
-			}
-			int r = save_copy(in, &st, rel, obj);
-			close(in);
-			if (r < 0)
-				return;
-		}
-		s = record_new("deleted", rel);
-		append_str(s, "object", obj);
-		audit_link(rel, "deleted", obj);
-	} else if (S_ISLNK(st.st_mode)) {
+		keep_removed_file(dirfd, name, rel, &st);
+		return;
+	}
+	GString *s;
+	if (S_ISLNK(st.st_mode)) {
 		char target[PATH_MAX + 1];
 		ssize_t n = readlinkat(dirfd, name, target, sizeof target - 1);
 		if (n < 0)

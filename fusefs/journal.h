@@ -37,7 +37,9 @@ void vr_journal_before_setattr(VrInode *inode, int valid);
  * counts as a modification. */
 void vr_journal_before_create(VrInode *parent, const char *name, const char *rel);
 /* unlink/rmdir: a file is linked into the journal (copied across file
- * systems), a symlink's target and a directory's mode are recorded. */
+ * systems; a link is replaced by a copy before anything writes its inode,
+ * and a file changed in the run refers to its kept original instead), a
+ * symlink's target and a directory's mode are recorded. */
 void vr_journal_before_remove(VrInode *parent, const char *name, const char *rel);
 /* rename: what the destination name held is kept as removed, then the move
  * (or exchange) is recorded. */

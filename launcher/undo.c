@@ -58,12 +58,27 @@ void vr_journal_free(VrJournal *j)
 		close(j->objects_fd);
 	g_ptr_array_unref(j->records);
 	g_hash_table_unref(j->final);
+	g_hash_table_unref(j->seals);
+	g_hash_table_unref(j->dropped);
 	g_free(j);
 }
 
 static char *dup_field(const VrJsonObject *o, const char *key)
 {
 	return g_strdup(vr_json_get_string(o, key));
+}
+
+/* An object's size and ctime when it became final (a "sealed" record). */
+static void seal_add(VrJournal *j, const VrJsonObject *o)
+{
+	const char *obj = vr_json_get_string(o, "object");
+	VrJournalSeal *s = g_new(VrJournalSeal, 1);
+	if (!obj || strchr(obj, '/') || !vr_json_get_int64(o, "size", &s->size) ||
+	    !vr_json_get_int64(o, "ctime_ns", &s->ctime_ns)) {
+		g_free(s);
+		return;
+	}
+	g_hash_table_replace(j->seals, g_strdup(obj), s);
 }
 
 int vr_journal_load(const char *dir, VrJournal **ret)
@@ -73,6 +88,8 @@ int vr_journal_load(const char *dir, VrJournal **ret)
 	j->objects_fd = -1;
 	j->records = g_ptr_array_new_with_free_func((GDestroyNotify)record_free);
 	j->final = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)record_free);
+	j->seals = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	j->dropped = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 	j->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (j->dir_fd < 0)
 		return vr_log_errno(errno, "cannot open the journal %s", dir);
@@ -110,6 +127,10 @@ int vr_journal_load(const char *dir, VrJournal **ret)
 			j->complete = true;
 			continue;
 		}
+		if (strcmp(op, "sealed") == 0) {
+			seal_add(j, &o);
+			continue;
+		}
 		const char *path = vr_json_get_string(&o, "path");
 		if (!path || !vr_relpath_ok(path)) {
 			vr_log(0, "%s/manifest.jsonl:%u: bad path, skipped", dir, lineno);
@@ -138,6 +159,8 @@ int vr_journal_load(const char *dir, VrJournal **ret)
 			record_free(r);
 			continue;
 		}
+		if (r->object && strcmp(op, "skipped") == 0)
+			g_hash_table_replace(j->dropped, g_strdup(r->object), g_strdup(r->reason ? r->reason : "?"));
 		if (strcmp(op, "final") == 0)
 			g_hash_table_replace(j->final, r->path, r);
 		else
@@ -593,6 +616,37 @@ static void uj_close(UndoJournal *u, int rootfd)
 	g_free(u);
 }
 
+/* A record that restores content from an object. */
+static bool restores_object(const VrJournalRecord *r)
+{
+	return r->object && (strcmp(r->op, "modified") == 0 ||
+	                     (strcmp(r->op, "deleted") == 0 && g_strcmp0(r->type, "file") == 0));
+}
+
+/* Is r's object still what the journal kept? A changed size or ctime
+ * means something wrote it after it was kept (the agent through a
+ * descriptor it held, or anyone on the host since): restoring it could put
+ * the agent's bytes back into the project. *why: g_free. */
+static bool object_changed(VrJournal *j, const VrJournalRecord *r, char **why)
+{
+	VrJournalSeal *seal = g_hash_table_lookup(j->seals, r->object);
+	struct stat st;
+	if (!seal || j->objects_fd < 0 || g_hash_table_contains(j->dropped, r->object))
+		return false; /* unsealed (the daemon was killed) or dropped: said elsewhere */
+	if (fstatat(j->objects_fd, r->object, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		*why = g_strdup_printf("its kept content (objects/%s) is gone", r->object);
+		return true;
+	}
+	int64_t ct = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+	if (st.st_size != seal->size || ct != seal->ctime_ns) {
+		*why = g_strdup_printf("its kept content (%s/objects/%s) changed after it was kept "
+		                       "(%s): it may hold what the agent wrote", j->dir, r->object,
+		                       st.st_size != seal->size ? "other size" : "other ctime");
+		return true;
+	}
+	return false;
+}
+
 static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry_run, UndoJournal *u)
 {
 	int pfd = -1, r2;
@@ -611,6 +665,8 @@ static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry
 			if (!dry_run && unlinkat(pfd, name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) < 0)
 				err = -errno;
 		}
+	} else if (restores_object(r) && g_hash_table_contains(j->dropped, r->object)) {
+		err = -EFBIG;
 	} else if (strcmp(op, "modified") == 0 || (strcmp(op, "deleted") == 0 && g_strcmp0(r->type, "file") == 0)) {
 		printf("restored %s\n", r->shown_path);
 		uj_keep(u, pfd, name, r->path, true);
@@ -671,7 +727,9 @@ static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry
 			close(fd);
 		}
 	} else if (strcmp(op, "skipped") == 0) {
-		r2 = -EFBIG;
+		/* One that names an object gave up that object: the record using
+		 * it says so. */
+		r2 = r->object ? 0 : -EFBIG;
 		close(pfd);
 		return r2;
 	}
@@ -706,20 +764,36 @@ int vr_undo_apply(VrJournal *j, const char *project, char **paths, bool force, b
 			}
 		}
 	}
-	if (refused) {
+	/* Objects that changed since they were kept are never restored, not
+	 * even with --force (which then restores the rest). */
+	g_autoptr(GHashTable) tainted = g_hash_table_new(NULL, NULL);
+	for (guint i = 0; i < j->records->len; i++) {
+		VrJournalRecord *r = g_ptr_array_index(j->records, i);
+		g_autofree char *why = NULL;
+		if (!record_selected(r, paths) || !restores_object(r) || !object_changed(j, r, &why))
+			continue;
+		fprintf(stderr, "vault-run: undo: %s: %s: not restored%s\n", r->path, why,
+		        force ? "" : " (--force restores the rest)");
+		g_hash_table_add(tainted, r);
+		refused++;
+	}
+	if (refused && !force) {
 		close(rootfd);
 		return 1;
 	}
-	int failed = 0;
+	int failed = (int)g_hash_table_size(tainted);
+	g_autoptr(GHashTable) not_kept = g_hash_table_new(g_str_hash, g_str_equal);
 	UndoJournal *u = dry_run ? NULL : uj_open(j, project);
 	for (guint i = j->records->len; i-- > 0;) {
 		VrJournalRecord *r = g_ptr_array_index(j->records, i);
-		if (!record_selected(r, paths))
+		if (!record_selected(r, paths) || g_hash_table_contains(tainted, r))
 			continue;
 		int err = undo_one(j, rootfd, r, dry_run, u);
 		if (err == -EFBIG) {
-			fprintf(stderr, "vault-run: undo: %s: its content was not kept (%s): not restored\n",
-			        r->path, r->reason ? r->reason : "skipped");
+			const char *why = r->object ? g_hash_table_lookup(j->dropped, r->object) : NULL;
+			if (g_hash_table_add(not_kept, r->path)) /* once per path */
+				fprintf(stderr, "vault-run: undo: %s: its content was not kept (%s): not restored\n",
+				        r->path, why ? why : r->reason ? r->reason : "skipped");
 			failed++;
 		} else if (err < 0) {
 			fprintf(stderr, "vault-run: undo: %s: %s%s\n", r->path, g_strerror(-err),

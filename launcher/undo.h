@@ -13,6 +13,13 @@ typedef struct {
 	int64_t mode, size, mtime_ns;
 } VrJournalRecord;
 
+/* What an object must still be for undo to trust it: its size and ctime
+ * when it became final (the agent can change neither without changing the
+ * ctime, and cannot set a ctime). */
+typedef struct {
+	int64_t size, ctime_ns;
+} VrJournalSeal;
+
 typedef struct {
 	char *dir;
 	int dir_fd, objects_fd;
@@ -20,6 +27,8 @@ typedef struct {
 	char *run;
 	GPtrArray *records;   /* VrJournalRecord*: the changes, in the order made */
 	GHashTable *final;    /* path → VrJournalRecord* ("final": state the run left) */
+	GHashTable *seals;    /* object → VrJournalSeal* */
+	GHashTable *dropped;  /* object → reason: kept, then given up (not restorable) */
 	bool complete;        /* a stop record: the daemon ended cleanly */
 } VrJournal;
 
