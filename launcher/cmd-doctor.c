@@ -19,6 +19,7 @@
 #include "cgroup.h"
 #include "config.h"
 #include "git-history.h"
+#include "run-secrets.h"
 #include "run.h"
 
 static gboolean color;
@@ -70,15 +71,19 @@ static gboolean doctor_project(const char *project)
 		report(FALSE, TRUE, "project config", error->message);
 		return FALSE;
 	}
-	VrGitHistory *h = vr_git_history_start(project, config->policy, NULL, FALSE);
+	VrGitScan scan;
+	vr_run_history_scan(&scan, NULL, config);
+	VrGitHistory *h = vr_git_history_start(project, config->policy, &scan, NULL, FALSE);
 	if (!h) {
 		report(TRUE, FALSE, "git history", "no repository in the project, .git hidden, or no git");
 		return TRUE;
 	}
-	g_autoptr(GPtrArray) paths = vr_git_history_finish(h, G_MAXINT, NULL);
-	g_autofree char *msg = paths->len ? vr_git_history_message(paths) : NULL;
-	report(paths->len == 0, TRUE, "git history", msg ? msg : "no hidden file tracked or in the history");
-	return paths->len == 0;
+	g_autoptr(GPtrArray) masked = NULL;
+	g_autoptr(GPtrArray) paths = vr_git_history_finish(h, G_MAXINT, NULL, &masked);
+	gboolean clean = paths->len == 0 && masked->len == 0;
+	g_autofree char *msg = clean ? NULL : vr_git_history_message(paths, masked);
+	report(clean, TRUE, "git history", msg ? msg : "no hidden or masked file tracked or in the history");
+	return clean;
 }
 
 int vr_cmd_doctor(int argc, char **argv)

@@ -7,7 +7,7 @@
 void vr_run_scan_options(VrViewOptions *o, const VrRunPlan *plan, const VrConfig *config)
 {
 	/* Both were validated where they were read (cli.c, config.c). */
-	const char *mode = plan->scan_mode ? plan->scan_mode : config->scan_mode;
+	const char *mode = plan && plan->scan_mode ? plan->scan_mode : config->scan_mode;
 	if (mode && vr_view_scan_mode_parse(mode) >= 0)
 		o->scan_mode = (VrViewScanMode)vr_view_scan_mode_parse(mode);
 	if (config->scan_max_size)
@@ -15,10 +15,19 @@ void vr_run_scan_options(VrViewOptions *o, const VrRunPlan *plan, const VrConfig
 	o->scan_filter = config->scan_filter;
 }
 
-VrGitHistory *vr_run_history_start(const char *project, const VrConfig *config)
+void vr_run_history_scan(VrGitScan *scan, const VrRunPlan *plan, const VrConfig *config)
+{
+	VrViewOptions o = {.scan_mode = VR_VIEW_SCAN_MASK, .scan_max_size = VR_VIEW_SCAN_MAX_SIZE_DEFAULT};
+	vr_run_scan_options(&o, plan, config);
+	*scan = (VrGitScan){o.scan_mode != VR_VIEW_SCAN_OFF, o.scan_max_size, o.scan_filter};
+}
+
+VrGitHistory *vr_run_history_start(const char *project, const VrRunPlan *plan, const VrConfig *config)
 {
 	g_autofree char *hash = vr_run_audit_policy_hash(config->policy);
-	return vr_git_history_start(project, config->policy, hash, TRUE);
+	VrGitScan scan;
+	vr_run_history_scan(&scan, plan, config);
+	return vr_git_history_start(project, config->policy, &scan, hash, TRUE);
 }
 
 void vr_run_history_report(VrGitHistory *h, const char *project)
@@ -26,9 +35,10 @@ void vr_run_history_report(VrGitHistory *h, const char *project)
 	if (!h)
 		return;
 	int slow = 0;
-	g_autoptr(GPtrArray) paths = vr_git_history_finish(h, VR_RUN_HISTORY_TIMEOUT_MS, &slow);
-	if (paths->len) {
-		g_autofree char *msg = vr_git_history_message(paths);
+	g_autoptr(GPtrArray) masked = NULL;
+	g_autoptr(GPtrArray) paths = vr_git_history_finish(h, VR_RUN_HISTORY_TIMEOUT_MS, &slow, &masked);
+	if (paths->len || masked->len) {
+		g_autofree char *msg = vr_git_history_message(paths, masked);
 		vr_warning("%s", msg);
 	} else if (slow) {
 		/* Loud once; then at -v only: "too slow" is cached for the
@@ -40,5 +50,5 @@ void vr_run_history_report(VrGitHistory *h, const char *project)
 
 void vr_git_history_abandon(VrGitHistory *h)
 {
-	g_autoptr(GPtrArray) paths = vr_git_history_finish(h, -1, NULL);
+	g_autoptr(GPtrArray) paths = vr_git_history_finish(h, -1, NULL, NULL);
 }

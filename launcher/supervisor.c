@@ -536,7 +536,7 @@ int vr_supervisor_run(VrRunPlan *plan)
 	}
 	vr_limits_fill(&plan->limits, &config->limits);
 	/* Runs git while the rest is set up; reported before COMMAND starts. */
-	g_autoptr(VrGitHistory) history = vr_run_history_start(project, config);
+	g_autoptr(VrGitHistory) history = vr_run_history_start(project, plan, config);
 	g_autoptr(VrNetAllow) allow = NULL;
 	if (plan->net == VR_NET_DEFAULT && config->net &&
 	    !vr_run_plan_add_net(plan, config->net, "config: net", &error)) {

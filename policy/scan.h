@@ -12,6 +12,10 @@
 #include <stddef.h>
 #include <glib.h>
 
+/* Bumped whenever what vr_scan_buffer finds changes for the same bytes:
+ * verdicts kept across runs (launcher/git-history.c) are keyed by it. */
+#define VR_SCAN_REVISION 2
+
 typedef struct {
 	const char *id;          /* stable, kebab-case: "aws-access-key-id" */
 	const char *description; /* one line for humans, e.g. "AWS access key id" */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Secrets at the start of a run (issue 8, docs/scanning.md): the git history
 # warning (a hidden file tracked now or once: one warning, cached, shown with
-# --quiet, silenced by --hide .git, reported by doctor --project; nothing
+# --quiet, silenced by --hide .git, reported by doctor --project; a tracked
+# file whose content the view masks, in clear in git; nothing
 # for a clean repository, a non-repository or without git; git runs with
 # the repository's hooks/fsmonitor/signature programs disabled) and the
 # content scan settings of a run (--scan, [view] scan-disable / scan-allow
@@ -93,6 +94,52 @@ vr_expect_status 0 "without a git binary (PATH without git)" \
 	sh -c "PATH=/nonexistent '$VR' --project '$H' -- /bin/sh -c 'exit 0' 2>'$T/nogit.err'"
 vr_check "without git: silently nothing" test "$(warnings "$T/nogit.err")" = 0
 
+# --- tracked files whose content the view masks -----------------------------
+# The view masks the AWS key in config/settings.py, but git keeps the
+# committed version in clear: the warning names it "(masked)". The content
+# check never delays COMMAND: it may finish after COMMAND started, and then
+# the next run names the file (its verdict is cached).
+M="$T/masked"
+mkdir -p "$M/config"
+"${G[@]}" init -q "$M"
+AWS_M="AKIA""MASKEDQWERTY1234"
+printf 'DEBUG = False\nAWS_ACCESS_KEY_ID = "%s"\n' "$AWS_M" >"$M/config/settings.py"
+echo 'plain text' >"$M/README"
+commit "$M"
+content_known() { # waits (at most 20 s) for a run to leave the content verdict of M
+	local i
+	for i in $(seq 200); do
+		ls "$XDG_STATE_HOME"/vault-run/masked-*/git-content >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+"$VR" --quiet --project "$M" -- sleep 60 2>/dev/null &
+bg=$!
+vr_check "a run leaves the content verdict while COMMAND runs" content_known
+kill -TERM "$bg"; wait "$bg" 2>/dev/null || true
+"$VR" --project "$M" -- true 2>"$T/m1.err"
+cat "$T/m1.err"
+vr_check "the next run names the tracked file the view masks" \
+	grep -q "holds 1 tracked file whose secrets the view masks but git keeps in clear.*: config/settings\.py (masked); fix:" "$T/m1.err"
+vr_check "... and not the clean one" sh -c "! grep -q README '$T/m1.err'"
+"$VR" --quiet --project "$M" -- cat config/settings.py >"$T/m-cat" 2>&1 || true
+"$VR" --quiet --project "$M" -- git -c safe.directory='*' show HEAD:config/settings.py >"$T/m-show" 2>&1 || true
+vr_check "control: inside, the file is masked..." sh -c "grep -q '^AWS_ACCESS_KEY_ID' '$T/m-cat' && ! grep -qF '$AWS_M' '$T/m-cat'"
+vr_check "... and git show prints it in clear (what the warning is about)" grep -qF "$AWS_M" "$T/m-show"
+rc=0; "$VR" doctor --project "$M" >"$T/mdoc.out" 2>&1 || rc=$?
+vr_check "doctor --project names it and exits 1" sh -c "test $rc = 1 && grep -q 'FAIL  git history: .*config/settings\.py (masked)' '$T/mdoc.out'"
+"$VR" --scan off --project "$M" -- true 2>"$T/m2.err"
+vr_check "--scan off: nothing masked, nothing said" test "$(warnings "$T/m2.err")" = 0
+printf '[view]\nscan-allow = config/settings.py:aws-access-key-id\n' >"$XDG_CONFIG_HOME/vault-run/config"
+rc=0; "$VR" doctor --project "$M" >"$T/mdoc2.out" 2>&1 || rc=$?
+vr_check "an allow-listed path+rule is not named" grep -q '^ok    git history' "$T/mdoc2.out"
+rm -f "$XDG_CONFIG_HOME/vault-run/config"
+"${G[@]}" -C "$M" rm -q config/settings.py
+commit "$M" "drop settings"
+rc=0; "$VR" doctor --project "$M" >"$T/mdoc3.out" 2>&1 || rc=$?
+vr_check "once no longer tracked, not named (the history is git log -p's)" grep -q '^ok    git history' "$T/mdoc3.out"
+
 # --- host git must not run what the repository configures -------------------
 E="$T/evil"
 mkdir -p "$E"
@@ -111,12 +158,23 @@ for h in post-index-change reference-transaction post-checkout; do
 	printf '#!/bin/sh\ntouch %s/ran-hook\n' "$T" >"$T/hooks/$h"
 	chmod +x "$T/hooks/$h"
 done
+# A filter driver for every file: the content check reads blobs, which
+# `cat-file --filters` would pass through it.
+git -C "$E" config filter.trap.smudge "$T/trap.sh smudge"
+git -C "$E" config filter.trap.textconv "$T/trap.sh textconv"
+git -C "$E" config diff.trap.textconv "$T/trap.sh textconv"
+printf '* filter=trap diff=trap\n' >"$E/.gitattributes"
+echo 'x = 1' >"$E/app.py"
+"${G[@]}" -C "$E" -c filter.trap.clean=cat add -A . && "${G[@]}" -C "$E" commit -qm attrs --no-verify
 # Sanity: the trap works when git is run plainly.
 git -C "$E" status >/dev/null 2>&1 || true
 vr_check "sanity: plain git status runs the repository's fsmonitor" test -e "$T/ran-fsmonitor"
+git -C "$E" cat-file --filters HEAD:app.py >/dev/null 2>&1 || true
+vr_check "sanity: plain cat-file --filters runs its filter driver" test -e "$T/ran-smudge"
 rm -f "$T"/ran-*
 "$VR" --project "$E" -- true 2>"$T/e.err"
 vr_check "the history check still works there" grep -q ': \.env; fix:' "$T/e.err"
+"$VR" doctor --project "$E" >/dev/null 2>&1 || true # waits for the content check
 vr_check "no program of the repository's config ran" sh -c "! ls '$T'/ran-* 2>/dev/null"
 
 # --- the content scan settings of a run --------------------------------------
