@@ -207,18 +207,6 @@ static bool is_placeholder(const unsigned char *v, size_t n)
 	return false;
 }
 
-/* "pass", "xyz", "secret": documentation, not credentials (cvs's
- * ":pserver:anoncvs@" has a ':' in its "password" and is caught by the caller). */
-static bool is_short_word(const unsigned char *v, size_t n)
-{
-	if (n >= 8)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (v[i] < 'a' || v[i] > 'z')
-			return false;
-	return true;
-}
-
 /* A bare value that reads as code or a path: "__it->second",
  * "decay_t<F>", "/dev/urandom". */
 static bool looks_like_code_or_path(const unsigned char *v, size_t n, bool quoted)
@@ -408,9 +396,105 @@ static size_t match_y(Scan *s, size_t p)
 	return s3 + n3;
 }
 
+/* ---- credentials in URLs ---------------------------------------------------- */
+
+static bool ends_with_ci(const unsigned char *v, size_t n, const char *suffix)
+{
+	size_t l = strlen(suffix);
+	return n >= l && g_ascii_strncasecmp((const char *)v + n - l, suffix, l) == 0;
+}
+
+static bool equals_ci(const unsigned char *v, size_t n, const char *word)
+{
+	return strlen(word) == n && g_ascii_strncasecmp((const char *)v, word, n) == 0;
+}
+
+/* A host that is nobody's server: loopback (localhost, 127.0.0.0/8, ::1,
+ * 0.0.0.0), and the names RFC 2606 and RFC 6761 keep for documentation and
+ * tests (example.com/.net/.org and below, the .example, .test, .invalid
+ * and .localhost domains). A password for one of them is a README's or a
+ * test's, and masking it would make that file read-only. */
+static bool host_exempt(const unsigned char *h, size_t n)
+{
+	static const char *const domains[] = {"example.com", "example.net", "example.org", "example",
+	                                      "test", "invalid", "localhost"};
+	if (n && h[n - 1] == '.')
+		n--; /* a fully qualified "example.com." */
+	if (n == 0 || equals_ci(h, n, "::1") || equals_ci(h, n, "0.0.0.0"))
+		return true;
+	if (n > 4 && memcmp(h, "127.", 4) == 0) {
+		size_t i = 4;
+		while (i < n && (g_ascii_isdigit(h[i]) || h[i] == '.'))
+			i++;
+		if (i == n)
+			return true;
+	}
+	for (size_t i = 0; i < G_N_ELEMENTS(domains); i++) {
+		size_t l = strlen(domains[i]);
+		if (equals_ci(h, n, domains[i]) || (n > l && h[n - l - 1] == '.' && ends_with_ci(h, n, domains[i])))
+			return true;
+	}
+	return false;
+}
+
+/* The host after '@' at p: a bracketed IPv6 address, or a name up to the
+ * port, path, query or the end of the URL. */
+static void url_host(const Scan *s, size_t p, size_t *ret_start, size_t *ret_len)
+{
+	size_t h = p + 1, e = h;
+	if (at(s, h) == '[') {
+		h++;
+		e = h;
+		while (e < s->len && e - h < 64 && s->b[e] != ']')
+			e++;
+	} else {
+		while (e < s->len && e - h < 256 && ((cls[s->b[e]] & C_ALNUM) || s->b[e] == '.' || s->b[e] == '-' ||
+		                                     s->b[e] == '_'))
+			e++;
+	}
+	*ret_start = h;
+	*ret_len = e - h;
+}
+
+/* A URL password that stands for one, or that everybody knows: a template
+ * slot (${…}, $VAR, <…>, {{…}}, %(…)s, ****), the well-known defaults of
+ * development databases, brokers and images (postgres, password, changeme,
+ * mysecretpassword…), and documentation words (your…, example, xxxx).
+ * Not a substring of a real password: "mypassword" or "Secret2024" are
+ * secrets. */
+static bool url_password_exempt(const unsigned char *pw, size_t n)
+{
+	static const char *const defaults[] = {
+		"postgres", "password", "passw0rd", "pass", "passwd", "pwd", "changeme", "change-me", "change_me",
+		"secret", "example", "root", "admin", "guest", "test", "user", "dev", "default", "mysql", "redis",
+		"mongo", "docker", "mysecretpassword", "123456", "12345678", "1234", "foo", "bar", "foobar",
+		"demo", "sample", "dummy", "none", "null",
+	};
+	static const char *const words[] = {"your", "example", "xxxx", "placeholder", "changeme", "redacted"};
+	if (n == 0 || pw[0] == '$' || pw[0] == '<' || pw[0] == '{' || pw[0] == '%' || pw[0] == '*')
+		return true;
+	size_t same = 1;
+	for (size_t i = 1; i < n; i++)
+		same += pw[i] == pw[0];
+	if (same == n)
+		return true;
+	for (size_t i = 0; i < G_N_ELEMENTS(defaults); i++)
+		if (equals_ci(pw, n, defaults[i]))
+			return true;
+	for (size_t i = 0; i < G_N_ELEMENTS(words); i++)
+		if (contains_ci(pw, n, words[i]))
+			return true;
+	return false;
+}
+
 /* scheme://user:password@host — anchored on '@', looking back to "://". Only
- * the password is masked: the user and host stay readable. A long random
- * user with no password (https://TOKEN@host) is masked whole. */
+ * the password is masked: the user and host stay readable. Every password
+ * is a secret (git remotes, DATABASE_URL, pip's index-url, .npmrc
+ * registries) except for a host that is nobody's (host_exempt), a password
+ * equal to the user name (guest:guest, postgres:postgres) and the defaults
+ * and slots of url_password_exempt: what READMEs and compose files hold.
+ * A long random user with no password (https://TOKEN@host) is masked
+ * whole. */
 static size_t match_at(Scan *s, size_t p)
 {
 	if (!is(s, p + 1, C_ALNUM) && at(s, p + 1) != '[')
@@ -423,9 +507,12 @@ static size_t match_at(Scan *s, size_t p)
 		return p + 1;
 	const unsigned char *colon = memchr(s->b + q, ':', p - q);
 	if (colon) {
-		size_t pw = (size_t)(colon - s->b) + 1;
-		if (pw < p && !memchr(s->b + pw, ':', p - pw) && !is_placeholder(s->b + pw, p - pw) &&
-		    !is_short_word(s->b + pw, p - pw))
+		size_t pw = (size_t)(colon - s->b) + 1, user = q, ulen = pw - 1 - q, hs, hl;
+		url_host(s, p, &hs, &hl);
+		/* A second ':' is no password (cvs's ":pserver:anoncvs@"). */
+		if (pw < p && !memchr(s->b + pw, ':', p - pw) && !host_exempt(s->b + hs, hl) &&
+		    !(ulen == p - pw && memcmp(s->b + user, s->b + pw, ulen) == 0) &&
+		    !url_password_exempt(s->b + pw, p - pw))
 			add(s, pw, p - pw, R_URL);
 	} else if (p - q >= 16 && !is_placeholder(s->b + q, p - q) && entropy(s->b + q, p - q) >= 3.5) {
 		add(s, q, p - q, R_URL);
@@ -557,6 +644,10 @@ static size_t match_assign(Scan *s, size_t p)
 		k--;
 	KeyKind kind = key_kind(b + k, kend - k);
 	if (kind == K_NONE || kind == K_SHELL_PWD)
+		return p + 1;
+	/* "https://__token__:pypi-…@host": the user of a URL, not a key; the
+	 * URL rule masks its password (and not the host after it). */
+	if (k >= 3 && b[k - 1] == '/' && b[k - 2] == '/' && b[k - 3] == ':')
 		return p + 1;
 
 	/* The value: quoted up to the same quote on the line, or a bare word. */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Secrets by content in the view (issue 8, docs/scanning.md "In the view"):
 # a file the policy shows but that holds a key is served masked (same length,
-# same offsets), read-only; --scan refuse refuses it; .git/config credentials
-# are masked; the audit log names rule and range, never the secret; a host
+# same offsets), read-only; --scan refuse refuses it; .git/config and
+# pip.conf credentials in URLs are masked, a compose file's development
+# defaults are not (and stay writable); the audit log names rule and range, never the secret; a host
 # edit that removes the secret is served plain once the caches time out.
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/view-lib.sh"
@@ -26,6 +27,22 @@ EOF
 printf 'def f():\n    return 42\n' >"$P/src/clean.py"
 git -C "$P" init -q
 git -C "$P" remote add origin "https://user:$GITTOK@git.example.com/x.git"
+# Credentials in URLs: a plain password of a real host is a secret (a git
+# remote, pip's index-url); localhost, a password equal to the user, the
+# defaults of a compose file and the documentation domains are not (and
+# must stay writable: masking makes a file read-only).
+PW="secret""sauce" PIPPW="my""password"
+git -C "$P" remote add backup "https://bot:$PW@git.acme-corp.io/x.git"
+printf '[global]\nindex-url = https://ci:%s@nexus.acme.io/repository/pypi/simple\n' "$PIPPW" >"$P/pip.conf"
+cat >"$P/docker-compose.yml" <<'YML'
+services:
+  app:
+    environment:
+      DATABASE_URL: postgres://postgres:postgres@db:5432/app
+      CACHE_URL: redis://:changeme@redis:6379/0
+      LOCAL_URL: postgres://app:Zx9pLm2q@localhost:5432/app
+      DOCS_URL: https://user:Hx7kLm2Q@api.example.com/v1
+YML
 cp "$P/config/settings.py" "$T/settings.orig"
 cp "$P/.git/config" "$T/gitconfig.orig"
 
@@ -77,6 +94,15 @@ vr_check ".git/config: the token in the remote URL is masked" \
 	sh -c "! grep -qF '$GITTOK' '$T/gitconfig.view' && grep -q 'https://user:\*\*\*\**@git.example.com' '$T/gitconfig.view'"
 vr_check ".git/config: size unchanged" \
 	test "$(stat -c %s "$M/.git/config")" = "$(stat -c %s "$P/.git/config")"
+vr_check ".git/config: a plain password in another remote is masked, same length" \
+	sh -c "! grep -qF '$PW' '$T/gitconfig.view' && grep -q 'https://bot:\*\{${#PW}\}@git.acme-corp.io' '$T/gitconfig.view'"
+vr_check "pip.conf: the index-url password is masked" \
+	sh -c "! grep -qF '$PIPPW' '$M/pip.conf' && grep -q 'https://ci:\*\{${#PIPPW}\}@nexus.acme.io' '$M/pip.conf'"
+vr_check_not "pip.conf: read-only" sh -c "echo '# x' >>'$M/pip.conf'"
+vr_check "docker-compose.yml: defaults, localhost, example.com served as is" \
+	cmp "$P/docker-compose.yml" "$M/docker-compose.yml"
+vr_check "docker-compose.yml: and writable" sh -c "echo '# more' >>'$M/docker-compose.yml'"
+vr_check "docker-compose.yml: the write reached the host" grep -q '# more' "$P/docker-compose.yml"
 
 # The host removes the secret: a new version (mtime, ctime) is scanned again
 # and, without hits, served plain once the attribute cache (0.2 s) expires.
@@ -111,7 +137,7 @@ assert any(e["op"] == "scan" and e["path"] == ".git/config" for e in ev)
 # refused at open, or in no-open mode at the first write
 assert any(e["op"] in ("open", "write") and e["path"] == "config/settings.py" and e["result"] == "EACCES" for e in ev)
 PY
-vr_check_not "audit: no secret bytes in the log" grep -qF -e "$AWS" -e "$GH" -e "$GITTOK" "$L"
+vr_check_not "audit: no secret bytes in the log" grep -qF -e "$AWS" -e "$GH" -e "$GITTOK" -e "$PW" -e "$PIPPW" "$L"
 vr_check "audit: the log verifies as sealed" "$VR" audit verify "$L"
 
 # --- scan = refuse ---

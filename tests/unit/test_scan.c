@@ -83,15 +83,63 @@ static const Vector vectors[] = {
 	{"jwt", "Authorization bearer: eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U\n",
 	 "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"},
 	{NULL, "header eyJhbGciOiJIUzI1NiJ9 only; eyJ.a.b; eyJhbGciOiJIUzI1NiJ9.notjson.sig; key eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.", NULL},
-	/* url-credentials */
-	{"url-credentials", "url = https://alice:q84Zm9hacCT1nuub@git.example.com/repo.git\n", "q84Zm9hacCT1nuub"},
+	/* url-credentials: every password of a real host is masked (git remotes,
+	 * DATABASE_URL, pip's index-url, .npmrc registries, brokers, proxies)… */
+	{"url-credentials", "url = https://alice:q84Zm9hacCT1nuub@git.acme-corp.io/repo.git\n", "q84Zm9hacCT1nuub"},
 	{"url-credentials", "DATABASE_URL=postgres://app:Zx%40p9Lm2@db:5432/app", "Zx%40p9Lm2"},
 	{"url-credentials", "git clone https://aVbViKtOtac0nvu2fAp6@host.example/x", "aVbViKtOtac0nvu2fAp6"},
+	{"url-credentials", "[remote \"origin\"]\n\turl = https://bot:Sup3rS3cret@gitlab.acme-corp.io/x.git\n", "Sup3rS3cret"},
+	{"url-credentials", "\turl = https://deploy:letmein@git.acme-corp.io/app.git\n", "letmein"},
+	{"url-credentials", "git clone https://oauth2:secretsauce@gitlab.acme-corp.io/x.git", "secretsauce"},
+	{"url-credentials", "DATABASE_URL=postgres://app:hunter22@db.internal:5432/app\n", "hunter22"},
+	{"url-credentials", "DATABASE_URL=\"postgresql://svc_user:V9dk2LmQp@prod-db.acme.io:5432/core?sslmode=require\"",
+	 "V9dk2LmQp"},
+	{"url-credentials", "[global]\nindex-url = https://__token__:pypi-AgEIcHlwaS5vcmc@pypi.acme.io/simple\n",
+	 "pypi-AgEIcHlwaS5vcmc"},
+	{"url-credentials", "extra-index-url = https://ci:mypassword@nexus.acme.io/repository/pypi/simple", "mypassword"},
+	{"url-credentials", "registry=https://deploy:npm_s3cr3t_value@npm.acme.io/\n", "npm_s3cr3t_value"},
+	{"url-credentials", "REDIS_URL=redis://:Wq8vNbT3@cache.acme.io:6379/0", "Wq8vNbT3"},
+	{"url-credentials", "MONGO_URI=mongodb+srv://admin:Mongo2024x@cluster0.ab1cd.mongodb.net/db", "Mongo2024x"},
+	{"url-credentials", "BROKER_URL=amqp://rabbit:Carrot99@mq.acme.io:5672/%2f", "Carrot99"},
+	{"url-credentials", "export https_proxy=http://alice:Spring2025!@proxy.corp.acme.io:3128", "Spring2025!"},
+	{"url-credentials", "mysql://root:R00tPw9@10.0.0.5/app", "R00tPw9"},
+	{"url-credentials", "postgres://u:Zx9pLm2q@[2001:db8::5]:5432/db", "Zx9pLm2q"},
+	{"url-credentials", "https://u:K8jq2Lp9@example.company.io/ https://v@x", "K8jq2Lp9"},
+	{"url-credentials", "https://u:K8jq2Lp9@myexample.com/", "K8jq2Lp9"},
+	{"url-credentials", "https://u:K8jq2Lp9@localhost.acme.io/", "K8jq2Lp9"},
+	{"url-credentials", "  - DATABASE_URL=postgres://app:Secret2024@db:5432/app\n", "Secret2024"},
+	/* a token the URL rule and the GitLab rule both see: one hit, the
+	 * whole password, named by the specific rule */
+	{"gitlab-token", "url = https://bot:glpat-9Xk2LmQp7RtVwZy3N4bC.01.0z1abc2de@gitlab.acme-corp.io/x.git\n",
+	 "glpat-9Xk2LmQp7RtVwZy3N4bC.01.0z1abc2de"},
+	/* …but not what no one's server or no one's secret: loopback, the
+	 * documentation and test domains, a password equal to the user, the
+	 * well-known defaults of compose files and READMEs, template slots. */
 	{NULL, "git@github.com:org/repo.git ssh://git@github.com/org/repo mailto:bob@example.com", NULL},
 	{NULL, "https://user:${TOKEN}@host https://user:<password>@host https://user:password@host https://u:****@h", NULL},
 	{NULL, "@decorator\ndef f(): return 'x@y'\n", NULL},
-	{NULL, "cvs://:pserver:anoncvs@sources.example.com:/cvs/src\n\"git fetch http://user:pass@host/repo\"\n"
+	{NULL, "cvs://:pserver:anoncvs@sources.acme.io:/cvs/src\n\"git fetch http://user:pass@host/repo\"\n"
 	       "new URL('http://abc:xyz@example.com')\n", NULL},
+	{NULL, "DATABASE_URL=postgres://postgres:postgres@localhost:5432/app\n"
+	       "DATABASE_URL=postgres://app:Zx9pLm2q@localhost/app\n"
+	       "REDIS_URL=redis://:S3cr3tPw@127.0.0.1:6379\nhttp://admin:K8jq2Lp9@[::1]:8080/\n"
+	       "mysql://root:R00tPw9@0.0.0.0:3306\nhttp://u:K8jq2Lp9@LOCALHOST.:80\n", NULL},
+	{NULL, "url = https://user:Hx7kLm2Q@git.example.com/repo.git\nhttps://u:Hx7kLm2Q@api.example.org/v1\n"
+	       "https://u:Hx7kLm2Q@example.net\nhttps://u:Hx7kLm2Q@service.test/\nhttps://u:Hx7kLm2Q@db.localhost:5432\n"
+	       "https://u:Hx7kLm2Q@x.invalid\nhttp://u:Hx7kLm2Q@host.example/\n", NULL},
+	{NULL, "      RABBITMQ_URL: amqp://guest:guest@rabbitmq:5672/\n"
+	       "      DATABASE_URL: postgres://app:app@db:5432/app\n"
+	       "      ME_CONFIG_MONGODB_URL: mongodb://root:example@mongo:27017/\n"
+	       "      DATABASE_URL: postgresql://user:password@db:5432/mydb\n"
+	       "      REDIS_URL: redis://:changeme@redis:6379\n"
+	       "      DB: postgres://postgres:mysecretpassword@db:5432/postgres\n", NULL},
+	{NULL, "DATABASE_URL=postgres://${DB_USER}:${DB_PASSWORD}@${DB_HOST}:5432/${DB_NAME}\n"
+	       "url = https://<user>:<token>@gitlab.acme-corp.io/x.git\n"
+	       "git push https://USER:$TOKEN@github.com/org/repo.git\n"
+	       "url: https://user:{{ .Values.password }}@host\nconn = 'https://user:%(password)s@host'\n"
+	       "https://user:xxxxxxxx@host https://user:your-password@host https://u:YOUR_TOKEN@gitlab.acme-corp.io\n", NULL},
+	{NULL, "jdbc:postgresql://localhost:5432/db?user=fred&password=secret\n"
+	       "see https://acme.io/users/bob@acme.io and http://[::1]:8080/\n", NULL},
 	/* http-authorization */
 	{"http-authorization", "[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic eC1hY2Nlc3MtdG9rZW46Z2hzXzEyMw==\n",
 	 "eC1hY2Nlc3MtdG9rZW46Z2hzXzEyMw=="},
@@ -231,7 +279,7 @@ static void test_mask(void **state)
 static void test_merge_and_order(void **state)
 {
 	const char *text = "GITHUB_TOKEN=ghp_rcBqyt1T5AlQzhk7Q2bmXkthaYWyv1kKB5oi\n"
-	                   "x = AKIAOXYIMCFIP6NZB353 url=https://u:q84Zm9hacCT1nuub@h.example\n";
+	                   "x = AKIAOXYIMCFIP6NZB353 url=https://u:q84Zm9hacCT1nuub@h.acme.io\n";
 	g_autoptr(GArray) hits = g_array_new(FALSE, FALSE, sizeof(VrScanHit));
 	VrScanHit sentinel = {999, 1, NULL};
 	g_array_append_val(hits, sentinel); /* earlier hits are left alone */
