@@ -12,7 +12,7 @@ URLPW=q84Zm9hacCT1nuub
 DBPW='Tr0ub4dor9xQz!'
 printf 'import os\n\nAWS_KEY = "%s"\n' "$AWS_ID" >"$P/src/settings.py"
 printf 'services:\n  db:\n    password: "%s"\n' "$DBPW" >"$P/config/app.yml"
-printf '[remote "origin"]\n\turl = https://bob:%s@git.example.com/r.git\n' "$URLPW" >"$P/.git/config"
+printf '[remote "origin"]\n\turl = https://bob:%s@git.acme-corp.io/r.git\n' "$URLPW" >"$P/.git/config"
 printf '%s\n' "$GH" >"$P/.git/objects/ab/cdef"                    # compressed objects: not read
 printf 'token = "%s"\n' "$GH" >"$T/outside.txt"
 ln -s "$T/outside.txt" "$P/docs/link.txt"                           # never followed
