@@ -212,6 +212,11 @@ void vr_evict_kick_if_full(size_t table_size)
 	pthread_mutex_unlock(&E.lock);
 }
 
+bool vr_evict_retry(int err, int *tries)
+{
+	return (err == EMFILE || err == ENFILE) && (*tries)++ < 100 && vr_evict_wait_for_room();
+}
+
 bool vr_evict_wait_for_room(void)
 {
 	if (!E.started)

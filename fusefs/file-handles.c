@@ -235,6 +235,8 @@ static VrFile *make(fuse_req_t req, VrInode *inode, bool write)
 	char proc[64];
 	vr_proc_path(proc, inode->fd);
 	int fd = open(proc, (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
+	for (int tries = 0; fd < 0 && vr_evict_retry(errno, &tries);)
+		fd = open(proc, (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0 && errno == EACCES)
 		fd = creator_fd(inode, write);
 	if (fd < 0) {

@@ -148,11 +148,16 @@ int vr_inode_name_state(VrInode *inode)
 	g_autofree char *rel = vr_inode_relpath(inode);
 	int dfd;
 	const char *name;
-	int r = vr_resolve_parent(vr_view->root.fd, rel, &dfd, &name);
-	if (r == -EAGAIN)  /* openat2 saw a rename race: once more */
+	int r, tries = 0;
+	do {
 		r = vr_resolve_parent(vr_view->root.fd, rel, &dfd, &name);
-	if (r == -ENAMETOOLONG)
-		r = walk_parent(rel, &dfd, &name);
+		if (r == -EAGAIN) /* openat2 saw a rename race: once more */
+			r = vr_resolve_parent(vr_view->root.fd, rel, &dfd, &name);
+		if (r == -ENAMETOOLONG)
+			r = walk_parent(rel, &dfd, &name);
+		/* Out of fds is not "renamed": a walk bigger than our limit
+		 * would otherwise answer ESTALE to opens that should work. */
+	} while (r < 0 && vr_evict_retry(-r, &tries));
 	if (r < 0)
 		return r == -EACCES ? -EACCES : 0;
 	struct stat st;
@@ -204,8 +209,7 @@ int vr_do_lookup(fuse_req_t req, fuse_ino_t parent_ino, const char *name,
 	int fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	/* Out of fds (one per inode the kernel holds): cold entries are
 	 * invalidated and the kernel's forgets give fds back. */
-	for (int tries = 0; fd < 0 && (errno == EMFILE || errno == ENFILE) && tries < 100 &&
-	                    vr_evict_wait_for_room(); tries++)
+	for (int tries = 0; fd < 0 && vr_evict_retry(errno, &tries);)
 		fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT)

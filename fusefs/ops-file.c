@@ -158,6 +158,8 @@ static void vr_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		vr_journal_before_modify(inode);
 	int flags = (fi->flags & ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_NOCTTY)) | O_CLOEXEC;
 	int fd = open(proc, flags);
+	for (int tries = 0; fd < 0 && vr_evict_retry(errno, &tries);)
+		fd = open(proc, flags);
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
 		return;

@@ -151,6 +151,12 @@ int vr_evict_start(VrView *v);
 void vr_evict_stop(void);
 /* A lookup ran out of fds: evict now, and wait (bounded) for room. */
 bool vr_evict_wait_for_room(void);
+/* For a loop around an fd-making call that failed with err: true (after
+ * waiting for room) when err is EMFILE/ENFILE and *tries allows another
+ * go. Every host call that makes an fd goes through it: a walk over a
+ * tree bigger than RLIMIT_NOFILE must not turn "no fd now" into an error
+ * the agent sees (ESTALE from a name check, EMFILE from an open). */
+bool vr_evict_retry(int err, int *tries);
 /* Called after an inode is added: wakes the evictor past the high mark. */
 void vr_evict_kick_if_full(size_t table_size);
 
