@@ -8,7 +8,15 @@
  * Every line is chained (audit-chain.h): the writer alone numbers and hashes
  * records, in the order it writes them, so the chain is the file's order.
  * At stop it writes the seal, which counts the records before it. Where the
- * records go, rotation and write failures: audit-out.c. */
+ * records go, rotation and write failures: audit-out.c.
+ *
+ * A run's other views (a --bind directory, a profile's directory) do not
+ * write a log: their writer sends each record, "root" member included, as
+ * one datagram to the main view's event_fd (audit_forward_fd), whose reader
+ * queues it like any other process's event. So the run has one file and
+ * one chain, in the order the main writer took the records; each view's
+ * records keep their own order, and a record's "ts" (stamped by the view
+ * that made it) may be a little earlier than the one before it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -41,13 +49,16 @@ typedef struct {
 	char *target;
 	char *extra;        /* members to add, preformatted */
 	char *raw;          /* a whole preformatted object (event_fd, markers) */
+	bool raw_denied;    /* raw: a refusal forwarded by another view of the run (counted in the seal) */
 } QEvent;
 
 static struct {
 	bool active;
 	VrAuditLevel level;
 	char *run_id;
+	char *root;         /* audit_root: every record's "root", or NULL (the project's view) */
 	int event_fd;
+	int forward_fd;     /* audit_forward_fd: records go there as datagrams, or -1 */
 
 	pthread_mutex_t lock;
 	pthread_cond_t not_empty, not_full;
@@ -67,7 +78,7 @@ static struct {
 	uint64_t dropped_total;
 	bool idle;          /* under lock: the writer has written all it took */
 	pthread_cond_t idle_cond;
-} A = {.event_fd = -1, .idle_cond = PTHREAD_COND_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER,
+} A = {.event_fd = -1, .forward_fd = -1, .idle_cond = PTHREAD_COND_INITIALIZER, .lock = PTHREAD_MUTEX_INITIALIZER,
        .not_empty = PTHREAD_COND_INITIALIZER, .not_full = PTHREAD_COND_INITIALIZER};
 
 int vr_audit_level_parse(const char *name)
@@ -170,6 +181,10 @@ static void format_event(GString *s, QEvent *e)
 	vr_audit_json_ts(s, e->ts_us);
 	g_string_append(s, ",\"run\":");
 	vr_audit_json_str(s, A.run_id);
+	if (A.root) {
+		g_string_append(s, ",\"root\":");
+		vr_audit_json_str(s, A.root);
+	}
 	g_string_append_printf(s, ",\"op\":\"%s\",\"path\":", e->op);
 	vr_audit_json_str(s, e->path ? e->path : "");
 	if (e->target) {
@@ -241,6 +256,24 @@ static void qevent_free(QEvent *e)
 	g_free(e);
 }
 
+/* Another view of the run: each record, without its newline, as one
+ * datagram to the main view. A blocking send: like the file, the socket
+ * makes the writer wait for room rather than lose a record (the main
+ * view's reader never sheds them). Records sent after the main view is
+ * gone are lost with the run, which is being stopped then. */
+static void forward_lines(const VrAuditLine *lines, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		size_t len = lines[i].len;
+		while (len && lines[i].line[len - 1] == '\n')
+			len--;
+		ssize_t r;
+		do
+			r = send(A.forward_fd, lines[i].line, len, MSG_NOSIGNAL);
+		while (r < 0 && errno == EINTR);
+	}
+}
+
 static void *writer_main(void *arg)
 {
 	g_autoptr(GString) s = g_string_new(NULL);
@@ -276,7 +309,8 @@ static void *writer_main(void *arg)
 		g_array_set_size(ends, 0);
 		for (size_t i = 0; i < n; i++) {
 			format_event(s, batch[i]);
-			VrAuditLine l = {.denied = !batch[i]->raw && result_denied(batch[i]->op, batch[i]->result)};
+			VrAuditLine l = {.denied = batch[i]->raw ? batch[i]->raw_denied
+			                                         : result_denied(batch[i]->op, batch[i]->result)};
 			g_array_append_val(lines, l);
 			g_array_append_val(ends, s->len);
 			qevent_free(batch[i]);
@@ -287,8 +321,13 @@ static void *writer_main(void *arg)
 			vr_audit_json_ts(s, g_get_real_time());
 			g_string_append(s, ",\"run\":");
 			vr_audit_json_str(s, A.run_id);
-			g_string_append_printf(s, ",\"op\":\"dropped\",\"path\":\"\",\"result\":\"ok\","
-			                       "\"count\":%" G_GUINT64_FORMAT "}\n", dropped);
+			if (A.root) {
+				g_string_append(s, ",\"root\":");
+				vr_audit_json_str(s, A.root);
+			}
+			g_string_append(s, ",\"op\":\"dropped\"");
+			g_string_append_printf(s, ",\"path\":\"\",\"result\":\"ok\",\"count\":%" G_GUINT64_FORMAT "}\n",
+			                       dropped);
 			VrAuditLine l = {0};
 			g_array_append_val(lines, l);
 			g_array_append_val(ends, s->len);
@@ -300,10 +339,13 @@ static void *writer_main(void *arg)
 			l->len = end - start;
 			start = (guint)end;
 		}
-		if (lines->len)
+		if (lines->len && A.forward_fd >= 0)
+			forward_lines((const VrAuditLine *)lines->data, lines->len);
+		else if (lines->len)
 			vr_audit_out_write((const VrAuditLine *)lines->data, lines->len);
 		if (stop) {
-			vr_audit_out_seal(A.dropped_total);
+			if (A.forward_fd < 0)
+				vr_audit_out_seal(A.dropped_total); /* the main view seals the run's log */
 			break;
 		}
 	}
@@ -377,6 +419,20 @@ void vr_audit_req(fuse_req_t req, VrAuditLevel level, const char *op, const char
 	vr_audit_emit(level, &ev);
 }
 
+/* The value of the string member KEY of a record our own writer formatted
+ * (`"key":"value"`, no spaces), unescaped only as far as op and result
+ * names need; NULL when absent. */
+static char *raw_member(const char *obj, const char *key)
+{
+	g_autofree char *needle = g_strdup_printf("\"%s\":\"", key);
+	const char *p = strstr(obj, needle);
+	if (!p || (p != obj + 1 && p[-1] != ','))
+		return NULL;
+	p += strlen(needle);
+	const char *end = strchr(p, '"');
+	return end ? g_strndup(p, (gsize)(end - p)) : NULL;
+}
+
 void vr_audit_emit_raw(const char *json, size_t len)
 {
 	if (!A.active)
@@ -410,12 +466,25 @@ void vr_audit_emit_raw(const char *json, size_t len)
 		vr_audit_json_str(s, A.run_id);
 		g_string_append_c(s, ',');
 	}
+	/* This view's own markers; a forwarded record has its root already. */
+	bool has_root = strstr(copy, ",\"root\":") || strstr(copy, "{\"root\":");
+	if (A.root && !has_root) {
+		g_string_append(s, "\"root\":");
+		vr_audit_json_str(s, A.root);
+		g_string_append_c(s, ',');
+	}
 	if (s->len == 1)
 		g_string_truncate(s, 0);
 	g_string_append(s, s->len ? copy + 1 : copy);
 	if (s->str[s->len - 2] == ',' && s->str[s->len - 1] == '}') /* "{...,}" from "{}" */
 		g_string_erase(s, (gssize)s->len - 2, 1);
 	QEvent *e = g_new0(QEvent, 1);
+	if (has_root && !A.root) {
+		/* Another view's record: a refusal there counts in the seal as
+		 * one of ours would. */
+		g_autofree char *op = raw_member(copy, "op"), *result = raw_member(copy, "result");
+		e->raw_denied = result_denied(op, result);
+	}
 	e->raw = g_string_free(s, FALSE);
 	enqueue(e, false);
 }
@@ -451,10 +520,13 @@ int vr_audit_start(const VrViewOptions *opts, const char *run_id)
 	A.level = opts->audit_level;
 	A.run_id = g_strdup(run_id);
 	A.event_fd = opts->event_fd;
+	A.forward_fd = opts->audit_forward_fd;
+	g_free(A.root);
+	A.root = g_strdup(opts->audit_root);
 	if (!opts->audit_path && opts->event_fd < 0 && opts->audit_fd < 0 && !opts->audit_stderr &&
-	    !opts->audit_syslog)
+	    !opts->audit_syslog && opts->audit_forward_fd < 0)
 		return 0;
-	int r = vr_audit_out_open(opts, run_id);
+	int r = A.forward_fd >= 0 ? 0 : vr_audit_out_open(opts, run_id);
 	if (r < 0)
 		return r;
 	A.active = true;
@@ -471,7 +543,8 @@ int vr_audit_start(const VrViewOptions *opts, const char *run_id)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r) {
 		A.active = false;
-		vr_audit_out_close();
+		if (A.forward_fd < 0)
+			vr_audit_out_close();
 		return vr_log_errno(r, "cannot start the audit writer");
 	}
 	return 0;
@@ -500,6 +573,7 @@ void vr_audit_stop(void)
 {
 	if (!A.active) {
 		g_clear_pointer(&A.run_id, g_free);
+		g_clear_pointer(&A.root, g_free);
 		return;
 	}
 	/* The reader first, so its last events are queued before the writer
@@ -513,8 +587,11 @@ void vr_audit_stop(void)
 	pthread_mutex_unlock(&A.lock);
 	pthread_join(A.writer, NULL);
 	A.active = false;
-	vr_audit_out_close();
+	if (A.forward_fd < 0)
+		vr_audit_out_close();
+	A.forward_fd = -1;
 	g_clear_pointer(&A.run_id, g_free);
+	g_clear_pointer(&A.root, g_free);
 	g_clear_pointer(&A.cache_comm, g_free);
 	g_clear_pointer(&A.cache_exe, g_free);
 }

@@ -54,6 +54,7 @@ void vr_view_options_init(VrViewOptions *opts)
 	opts->present_gid = (gid_t)-1;
 	opts->ready_fd = -1;
 	opts->event_fd = -1;
+	opts->audit_forward_fd = -1;
 	opts->seccomp_fd = -1;
 	opts->audit_fd = -1;
 	opts->scan_mode = VR_VIEW_SCAN_MASK;

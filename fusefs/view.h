@@ -63,6 +63,11 @@ typedef struct {
 	int seccomp_fd;          /* >= 0: the daemon's seccomp filter, compiled (BPF until EOF; nothing: compile
 	                          * it here), read before confining; vault-run run compiles it while we mount */
 	int event_fd;            /* other processes of the run send audit events (one JSON object per datagram); -1 none */
+	int audit_forward_fd;    /* >= 0: a view other than the run's main one: its records go as datagrams to
+	                          * this socket (the main view's event_fd), which chains and writes them into
+	                          * the run's one log; no sink of its own. -1: the view writes its own log */
+	const char *audit_root;  /* NULL: the project's view. Else the host directory this view serves: every
+	                          * record carries it as "root" (its "path" is relative to it) */
 	bool foreground_signals; /* install SIGINT/SIGTERM/SIGHUP handlers that unmount and exit 0 */
 	int journal_dir_fd;      /* >= 0: keep what the run changes there, for undo (docs/undo.md); -1: off */
 	uint64_t journal_max_size; /* bytes the journal may copy; 0: 1 GiB */

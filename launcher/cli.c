@@ -116,6 +116,7 @@ static void guarded_dir_free(gpointer p)
 {
 	VrGuardedDir *g = p;
 	g_free(g->dir);
+	g_free(g->source);
 	g_ptr_array_unref(g->readonly);
 	g_free(g);
 }

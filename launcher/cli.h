@@ -52,12 +52,14 @@ typedef struct {
 	char *pattern;
 } VrCliRule;
 
-/* A host directory bound read-write for a harness (e.g. ~/.claude) whose
- * settings inside must stay read-only: served through a view of its own
- * with these readonly patterns (relative to dir) as its whole policy. */
+/* A host directory bound read-write for a harness (e.g. ~/.claude) or a
+ * worktree's git directory, whose settings inside must stay read-only:
+ * served through a view of its own (run-views.h) with the run's policy and
+ * these readonly patterns (relative to dir). */
 typedef struct {
 	char *dir;
 	GPtrArray *readonly; /* patterns (char *), gitignore syntax */
+	char *source;        /* who guards it, for messages and rule sources ("profile claude"); NULL: generic */
 } VrGuardedDir;
 
 typedef struct {

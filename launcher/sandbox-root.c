@@ -119,9 +119,17 @@ static void set_attrs(const char *path, bool ro, bool nodev)
 static void do_bind(const VrSandboxOp *op, const char *dest)
 {
 	char src[PATH_MAX];
-	join(src, OLD, op->src);
 	struct stat st = {.st_mode = S_IFDIR};
-	if (!(op->flags & VR_BIND_DIR) && stat(src, &st) < 0) {
+	if (op->flags & VR_BIND_STAGED) {
+		/* In an attached view: its daemon may not serve yet, and the
+		 * supervisor knows what the source is. */
+		join(src, "", op->src);
+		if (!(op->flags & VR_BIND_DIR))
+			st.st_mode = S_IFREG;
+	} else {
+		join(src, OLD, op->src);
+	}
+	if (!(op->flags & (VR_BIND_DIR | VR_BIND_STAGED)) && stat(src, &st) < 0) {
 		if (op->flags & VR_BIND_TRY)
 			return;
 		vr_die(VR_EXIT_ERROR, "bind source %s: %s", op->src, strerror(errno));
@@ -130,6 +138,28 @@ static void do_bind(const VrSandboxOp *op, const char *dest)
 	if (mount(src, dest, NULL, MS_BIND | MS_REC, NULL) < 0)
 		vr_die(VR_EXIT_ERROR, "cannot bind %s to %s: %s", op->src, op->dest, strerror(errno));
 	set_attrs(dest, op->flags & VR_BIND_RO, !(op->flags & VR_BIND_DEV));
+}
+
+/* A view the supervisor cloned out of its daemon's own mount namespace
+ * (run-views.c): attached at a path of the base tmpfs, which the final
+ * pivot detaches, so the sandbox keeps only the binds taken from it. */
+static void do_attach(const VrSandboxOp *op)
+{
+	char dir[PATH_MAX];
+	join(dir, "", op->dest);
+	for (char *p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+			vr_die(VR_EXIT_ERROR, "cannot create %s: %s", dir, strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		vr_die(VR_EXIT_ERROR, "cannot create %s: %s", dir, strerror(errno));
+	if (move_mount(op->fd, "", AT_FDCWD, dir, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		vr_die(VR_EXIT_ERROR, "cannot attach the view of %s: %s", op->src, strerror(errno));
+	close(op->fd);
 }
 
 static void do_tmpfs(const char *dest, unsigned mode, bool agent, const VrSandboxSpec *spec)
@@ -252,6 +282,7 @@ void vr_sandbox_build_root(const VrSandboxSpec *spec)
 		char dest[PATH_MAX];
 		join(dest, NEW, op->dest);
 		switch (op->kind) {
+		case VR_OP_ATTACH: do_attach(op); break;
 		case VR_OP_BIND: do_bind(op, dest); break;
 		case VR_OP_TMPFS: do_tmpfs(dest, op->mode, op->flags & VR_TMPFS_AGENT, spec); break;
 		case VR_OP_DIR: mkdir_p(dest); break;

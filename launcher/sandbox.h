@@ -19,6 +19,8 @@ typedef enum {
 	VR_OP_DEV,      /* minimal /dev at dest */
 	VR_OP_FILE,     /* a file at dest holding src (a string), read-only with the root */
 	VR_OP_REMOUNT_RO, /* dest and everything below it read-only */
+	VR_OP_ATTACH,   /* fd: a detached view (open_tree); attached at dest, a path of the base tmpfs outside
+	                 * the new root, for VR_BIND_STAGED binds to take from; src: what it serves (messages) */
 } VrOpKind;
 
 enum {
@@ -27,6 +29,8 @@ enum {
 	VR_BIND_TRY = 1 << 2,  /* a missing source is skipped */
 	VR_TMPFS_AGENT = 1 << 3, /* the tmpfs belongs to the agent's uid/gid */
 	VR_BIND_DIR = 1 << 4,  /* the source is a directory: not stat'ed (a view that serves nothing yet) */
+	VR_BIND_STAGED = 1 << 5, /* src is below a VR_OP_ATTACH dest (not a host path): never stat'ed, a file
+	                          * unless VR_BIND_DIR */
 };
 
 typedef struct {
@@ -35,6 +39,7 @@ typedef struct {
 	const char *dest;  /* absolute path inside the sandbox */
 	int flags;
 	unsigned mode;     /* tmpfs/dir mode, 0: default */
+	int fd;            /* VR_OP_ATTACH: the detached mount, closed once attached */
 } VrSandboxOp;
 
 typedef struct {

@@ -3,13 +3,14 @@
  * demands a single-threaded caller, and the children are forked from it.
  *
  *   supervisor (user+mount ns) ── daemon: vr_view_run() over the project
- *        │                      ── a daemon per guarded dir (profiles)
+ *        │                      ── a daemon per other writable directory (run-views.h:
+ *        │                         --bind, profiles, worktrees), each in its own mount ns
  *        │                      ── proxy (--net allow=…), listening in the sandbox's netns
  *        └── clone(PID|NS|IPC|UTS[|NET]) ── pid 1 (sandbox-init.c) ── COMMAND
  *
  * Audit: the supervisor and the proxy send their records (run-start,
  * connect, run-end) as datagrams to the main daemon, which writes the run's
- * one log (run-audit.c).
+ * one log (run-audit.c); so do the other views (fusefs/audit.c).
  */
 #include "run.h"
 
@@ -43,6 +44,7 @@
 #include "proxy.h"
 #include "run-audit.h"
 #include "run-secrets.h"
+#include "run-views.h"
 #include "undo.h"
 #include "view.h"
 #include "confine.h"
@@ -65,7 +67,7 @@ static const char *keep(OpList *l, char *s)
 
 static void add_op(OpList *l, VrOpKind kind, const char *src, const char *dest, int flags, unsigned mode)
 {
-	VrSandboxOp op = {kind, src ? keep(l, g_strdup(src)) : NULL, keep(l, g_strdup(dest)), flags, mode};
+	VrSandboxOp op = {kind, src ? keep(l, g_strdup(src)) : NULL, keep(l, g_strdup(dest)), flags, mode, -1};
 	g_array_append_val(l->ops, op);
 }
 
@@ -200,7 +202,7 @@ static void print_bridges(const VrNetAllow *allow)
 static void print_plan(const VrRunPlan *plan, const VrNetAllow *allow, const OpList *l, char **envp,
                        const char *cwd)
 {
-	static const char *const kinds[] = {"bind", "tmpfs", "dir", "symlink", "proc", "dev", "file", "remount-ro"};
+	static const char *const kinds[] = {"bind", "tmpfs", "dir", "symlink", "proc", "dev", "file", "remount-ro", "attach"};
 	printf("project: %s\n", plan->project);
 	if (plan->net == VR_NET_ALLOW) {
 		printf("net: allow");
@@ -220,9 +222,9 @@ static void print_plan(const VrRunPlan *plan, const VrNetAllow *allow, const OpL
 		if (op->kind == VR_OP_FILE)
 			printf("%-10s %s (synthesized)\n", kinds[op->kind], op->dest);
 		else
-			printf("%-10s %s%s%s%s%s\n", kinds[op->kind], op->dest, op->src ? " <- " : "",
+			printf("%-10s %s%s%s%s%s%s\n", kinds[op->kind], op->dest, op->src ? " <- " : "",
 			       op->src ? op->src : "", op->flags & VR_BIND_RO ? " ro" : "",
-			       op->flags & VR_BIND_TRY ? " try" : "");
+			       op->flags & VR_BIND_TRY ? " try" : "", op->flags & VR_BIND_STAGED ? " (view)" : "");
 	}
 	for (char **e = envp; *e; e++) {
 		const char *eq = strchr(*e, '=');
@@ -266,10 +268,13 @@ static int wait_deadline(pid_t pid, int seconds)
 /* Forks a view daemon with options O. *READY_FD gets its two lines:
  * "mounted", then "ready" (await_line). FILTER_FD, unless NULL, gets the
  * end of a pipe the daemon reads its compiled seccomp filter from (until
- * EOF; nothing: it compiles the filter itself). CLOSE_IN_CHILD: an fd of
- * ours the daemon must not keep (the sending end of the event socket, so
- * the daemon never holds its own peer). The pid, or -1 (logged). */
-static pid_t start_daemon(const VrViewOptions *opts, int close_in_child, int *ready_fd, int *filter_fd)
+ * EOF; nothing: it compiles the filter itself). CLOSE_IN_CHILD: fds of
+ * ours the daemon must not keep, ending with -1 (the sending end of the
+ * event socket, so the main daemon never holds its own peer; the log, for
+ * the others). OWN_MOUNT_NS: the daemon mounts in a mount namespace of its
+ * own (run-views.h). The pid, or -1 (logged). */
+static pid_t start_daemon(const VrViewOptions *opts, const int *close_in_child, bool own_mount_ns, int *ready_fd,
+                          int *filter_fd)
 {
 	*ready_fd = -1;
 	int ready[2], filter[2] = {-1, -1};
@@ -301,9 +306,14 @@ static pid_t start_daemon(const VrViewOptions *opts, int close_in_child, int *re
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		close(ready[0]);
-		if (close_in_child >= 0)
-			close(close_in_child);
+		for (const int *c = close_in_child; c && *c != -1; c++)
+			if (*c >= 0)
+				close(*c);
 		vr_git_history_close_inherited();
+		if (own_mount_ns && vr_views_enter_own_mount_ns() < 0) {
+			vr_log_errno(errno, "the view of %s cannot have a mount namespace of its own", opts->audit_root);
+			_exit(1);
+		}
 		VrViewOptions o = *opts;
 		o.ready_fd = ready[1];
 		if (filter_fd) {
@@ -405,46 +415,128 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConf
 	 * Without it the run still goes on: a journal is a convenience. */
 	if (!plan->journal_off && vr_undo_journal_create(project, audit->run_id, &o.journal_dir_fd) == 0)
 		o.journal_max_size = plan->journal_max_size;
-	pid_t pid = start_daemon(&o, audit->send_fd, ready_fd, filter_fd);
+	pid_t pid = start_daemon(&o, (const int[]){audit->send_fd, -1}, false, ready_fd, filter_fd);
 	if (o.journal_dir_fd >= 0)
 		close(o.journal_dir_fd);
 	return pid;
 }
 
-/* A harness directory (e.g. ~/.claude) the agent may write, except for the
- * settings the host later obeys: a view of its own, mounted over the
- * directory in our mount namespace before the sandbox binds it, whose whole
- * policy is the profile's readonly patterns (no built-ins: the harness's
- * own credentials there must stay readable to it). No audit: its events
- * would need a log of their own. The pid, 0 when the directory does not
- * exist, or -1. */
-static pid_t start_guard(const VrGuardedDir *g, const VrIdentity *id, uid_t agent_uid, gid_t agent_gid,
-                         int close_in_child, int *ready_fd)
+/* One of the run's other views (run-views.h): the run's policy relative to
+ * its directory, its records sent to the main daemon, which writes them
+ * into the run's log; content scanning as in the project, but not in a
+ * profile's or a worktree's directory, where the harness or git keeps its
+ * own credentials. Its daemon opens the directory through the descriptor
+ * opened before any view was mounted, keeps neither the log nor the main
+ * daemon's end of the socket, and mounts in a namespace of its own. The
+ * pid, or -1 (logged). */
+static pid_t start_extra_view(VrExtraView *e, const VrRunPlan *plan, const VrConfig *config, const VrIdentity *id,
+                              uid_t agent_uid, gid_t agent_gid, const VrRunAudit *audit)
 {
-	*ready_fd = -1;
-	char dir[PATH_MAX];
-	struct stat st;
-	if (!realpath(g->dir, dir) || stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-		return 0;
-	g_autoptr(VrPolicy) policy = vr_policy_new();
-	for (guint i = 0; g->readonly && i < g->readonly->len; i++) {
-		g_autoptr(GError) error = NULL;
-		if (!vr_policy_add(policy, VR_RULE_READONLY, g_ptr_array_index(g->readonly, i), "profile", (int)i + 1,
-		                   FALSE, &error)) {
-			vr_error("guarded %s: %s", dir, error->message);
-			return -1;
-		}
-	}
 	VrViewOptions o;
 	view_options_base(&o, id, agent_uid, agent_gid);
-	o.project = dir;
-	o.mountpoint = dir;
-	o.policy = policy;
-	g_autofree char *what = g_strdup_printf("the guarded view of %s", dir);
-	pid_t pid = start_daemon(&o, close_in_child, ready_fd, NULL);
-	if (pid > 0 && await_line(&pid, ready_fd, "mounted", what) < 0)
+	g_autofree char *root = g_strdup_printf("/proc/self/fd/%d", e->root_fd);
+	o.project = root;
+	o.mountpoint = VR_VIEWS_MOUNTPOINT;
+	o.policy = e->policy;
+	if (e->guarded)
+		o.scan_mode = VR_VIEW_SCAN_OFF;
+	else
+		vr_run_scan_options(&o, plan, config);
+	o.run_id = audit->run_id;
+	o.audit_forward_fd = audit->send_fd;
+	o.audit_root = e->root;
+	const char *level = plan->audit_level ? plan->audit_level : config->audit_level;
+	if (level && vr_audit_level_parse(level) >= 0)
+		o.audit_level = (VrAuditLevel)vr_audit_level_parse(level);
+	e->pid = start_daemon(&o, (const int[]){audit->daemon_fd, audit->log_fd, audit->dir_fd, -1}, true,
+	                      &e->ready_fd, NULL);
+	close(e->root_fd); /* the daemon has it */
+	e->root_fd = -1;
+	return e->pid;
+}
+
+/* Once its daemon said "mounted": the clone of its mount that the
+ * sandbox attaches (VR_OP_ATTACH at OP). 0 or -1 (said). */
+static int take_extra_view(VrExtraView *e, OpList *l)
+{
+	g_autofree char *what = g_strdup_printf("the view of %s", vr_views_label(e));
+	if (await_line(&e->pid, &e->ready_fd, "mounted", what) < 0 ||
+	    vr_views_clone_tree(e->pid, what, &e->tree_fd) < 0)
 		return -1;
-	return pid;
+	g_array_index(l->ops, VrSandboxOp, e->attach_op).fd = e->tree_fd;
+	return 0;
+}
+
+/* A writable bind goes through a view (run-views.h), a --dev-bind is a
+ * device node, anything else is read-only as it is. FALSE: refused (said). */
+static gboolean add_bind_op(OpList *l, VrViews *views, const char *src, const char *dest, int flags)
+{
+	if (flags & VR_BIND_DEV) {
+		struct stat st;
+		if (stat(src, &st) < 0) {
+			if (flags & VR_BIND_TRY)
+				return TRUE;
+			vr_error("--dev-bind %s: %s", src, g_strerror(errno));
+			return FALSE;
+		}
+		if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)) {
+			vr_error("--dev-bind %s: not a device node (--dev-bind binds device nodes only, "
+			         "--bind a directory or file, --ro-bind what must stay as it is)", src);
+			return FALSE;
+		}
+		add_op(l, VR_OP_BIND, src, dest, flags, 0);
+		return TRUE;
+	}
+	if (flags & VR_BIND_RO) {
+		add_op(l, VR_OP_BIND, src, dest, flags, 0);
+		return TRUE;
+	}
+	g_autoptr(GError) error = NULL;
+	g_autofree char *routed = NULL;
+	int routed_flags;
+	if (!vr_views_route(views, src, flags, &routed, &routed_flags, &error)) {
+		if (error)
+			vr_error("%s", error->message);
+		return error == NULL; /* a missing --bind-try source is skipped */
+	}
+	add_op(l, VR_OP_BIND, routed, dest, routed_flags, 0);
+	return TRUE;
+}
+
+/* The views every writable bind of the run needs, registered before any
+ * is routed: guarded directories first, then the binds. FALSE: refused. */
+static gboolean plan_views(VrViews *views, const VrRunPlan *plan, const VrConfig *config, guint first_user)
+{
+	g_autoptr(GError) error = NULL;
+	for (guint i = 0; plan->guarded_dirs && i < plan->guarded_dirs->len; i++)
+		if (!vr_views_add_guarded(views, g_ptr_array_index(plan->guarded_dirs, i), &error))
+			goto refused;
+	for (guint i = 0; config->rw_binds && i < config->rw_binds->len; i++)
+		if (!vr_views_add_bind(views, g_ptr_array_index(config->rw_binds, i), VR_BIND_TRY, &error))
+			goto refused;
+	for (guint i = first_user; i < plan->mounts->len; i++) {
+		const VrUserMount *m = &g_array_index(plan->mounts, VrUserMount, i);
+		if (m->kind == VR_OP_BIND && !(m->flags & (VR_BIND_RO | VR_BIND_DEV)) &&
+		    !vr_views_add_bind(views, m->src, m->flags, &error))
+			goto refused;
+	}
+	vr_views_prune(views);
+	return TRUE;
+refused:
+	vr_error("%s", error->message);
+	return FALSE;
+}
+
+/* Each view's attach op, first of all: the binds take from them. */
+static void add_attach_ops(OpList *l, VrViews *views)
+{
+	for (guint i = 0; i < views->views->len; i++) {
+		VrExtraView *e = views->views->pdata[i];
+		g_autofree char *stage = vr_views_stage(e);
+		VrSandboxOp op = {VR_OP_ATTACH, keep(l, g_strdup(vr_views_label(e))), keep(l, g_strdup(stage)), 0, 0, -1};
+		g_array_insert_val(l->ops, i, op);
+		e->attach_op = i;
+	}
 }
 
 static void signal_daemons(pid_t daemon, GArray *guards, int sig)
@@ -650,9 +742,14 @@ int vr_supervisor_run(VrRunPlan *plan)
 		const char *p = g_ptr_array_index(config->ro_binds, i);
 		add_op(&l, VR_OP_BIND, p, p, VR_BIND_RO | VR_BIND_TRY, 0);
 	}
+	/* One door: every writable bind through a view (run-views.h). */
+	g_autoptr(VrViews) views = vr_views_new(project);
+	if (!plan_views(views, plan, config, first_user))
+		return VR_EXIT_ERROR;
 	for (guint i = 0; config->rw_binds && i < config->rw_binds->len; i++) {
 		const char *p = g_ptr_array_index(config->rw_binds, i);
-		add_op(&l, VR_OP_BIND, p, p, VR_BIND_TRY, 0);
+		if (!add_bind_op(&l, views, p, p, VR_BIND_TRY))
+			return VR_EXIT_ERROR;
 	}
 	for (guint i = first_user; i < plan->mounts->len; i++) {
 		const VrUserMount *m = &g_array_index(plan->mounts, VrUserMount, i);
@@ -662,11 +759,18 @@ int vr_supervisor_run(VrRunPlan *plan)
 				vr_error("bind source %s: %s", src, strerror(errno));
 				return VR_EXIT_ERROR;
 			}
-			add_op(&l, VR_OP_BIND, src, m->dest, m->flags, 0);
+			if (!add_bind_op(&l, views, src, m->dest, m->flags))
+				return VR_EXIT_ERROR;
 		} else {
 			add_op(&l, m->kind, m->src, m->dest, m->kind == VR_OP_TMPFS ? VR_TMPFS_AGENT : 0,
 			       m->kind == VR_OP_TMPFS ? 0755 : 0);
 		}
+	}
+
+	add_attach_ops(&l, views);
+	if (!vr_views_build_policies(views, config->policy, &error)) {
+		vr_error("%s", error->message);
+		return VR_EXIT_ERROR;
 	}
 
 	if (plan->dry_run) {
@@ -730,6 +834,14 @@ int vr_supervisor_run(VrRunPlan *plan)
 	if (vr_userns_prepare(&id, &helper, &go_fd) < 0 || vr_userns_enter(&id, helper, go_fd) < 0)
 		goto out;
 
+	/* The other views first: their namespaces then hold no copy of the
+	 * project's view. */
+	for (guint i = 0; i < views->views->len; i++) {
+		VrExtraView *e = views->views->pdata[i];
+		if (start_extra_view(e, plan, config, &id, agent_uid, agent_gid, &audit) < 0)
+			goto out;
+		g_array_append_val(guards, e->pid);
+	}
 	int daemon_filter = -1;
 	daemon = start_view(project, plan, config, &id, agent_uid, agent_gid, &audit, &daemon_ready, &daemon_filter);
 	/* Only the daemon reads the events; nobody else may hold its end. */
@@ -746,16 +858,14 @@ int vr_supervisor_run(VrRunPlan *plan)
 		vr_seccomp_prog_free(&sandbox_seccomp); /* the child compiles it then, and says why */
 	if (await_line(&daemon, &daemon_ready, "mounted", "the project view") < 0)
 		goto out;
-	for (guint i = 0; plan->guarded_dirs && i < plan->guarded_dirs->len; i++) {
-		int gr;
-		pid_t g = start_guard(g_ptr_array_index(plan->guarded_dirs, i), &id, agent_uid, agent_gid, audit.send_fd,
-		                      &gr);
-		if (g < 0)
+	for (guint i = 0; i < views->views->len; i++) {
+		VrExtraView *e = views->views->pdata[i];
+		int r = take_extra_view(e, &l);
+		g_array_index(guards, pid_t, i) = e->pid;
+		if (r < 0)
 			goto out;
-		if (g > 0) {
-			g_array_append_val(guards, g);
-			g_array_append_val(guard_ready, gr);
-		}
+		g_array_append_val(guard_ready, e->ready_fd); /* theirs to close now */
+		e->ready_fd = -1;
 	}
 
 	vr_run_history_report(g_steal_pointer(&history), project);
@@ -802,6 +912,12 @@ int vr_supervisor_run(VrRunPlan *plan)
 		vr_sandbox_main(&spec);
 	}
 	close(sync[0]);
+	for (guint i = 0; i < views->views->len; i++) { /* the sandbox attaches its copies */
+		VrExtraView *e = views->views->pdata[i];
+		if (e->tree_fd >= 0)
+			close(e->tree_fd);
+		e->tree_fd = -1;
+	}
 	/* In its cgroup before it builds its root, so all under it is limited. */
 	if (cgroup && vr_cgroup_attach(cgroup, sandbox) < 0) {
 		close(sync[1]); /* EOF: the child exits without running COMMAND */
@@ -875,7 +991,7 @@ int vr_supervisor_run(VrRunPlan *plan)
 				vr_warning("the network proxy ended (status %d); the sandbox has no network now",
 				           vr_exit_status(wst));
 			} else {
-				gboolean view = r == daemon;
+				gboolean view = r == daemon; /* or one of the other views: */
 				for (guint i = 0; i < guards->len && !view; i++) {
 					if (g_array_index(guards, pid_t, i) == r) {
 						g_array_index(guards, pid_t, i) = -1;
@@ -973,15 +1089,16 @@ out:
 	}
 	if (cgroup)
 		vr_cgroup_report(vr_cgroup_finish(cgroup), &plan->limits);
-	/* The proxy first: its last connect events go out when it ends. */
+	/* The proxy and the other views first: their last records go out as
+	 * they end, and must reach the log before run-end. */
 	stop_daemon(proxy, "the network proxy");
+	for (guint i = 0; i < guards->len; i++)
+		stop_daemon(g_array_index(guards, pid_t, i), "a view");
 	if (daemon > 0)
 		vr_run_audit_send_end(&audit, status);
 	/* Its log failed at the end (--audit-fail=closed): said, and our error. */
 	if (stop_daemon(daemon, "the view daemon") == VR_VIEW_EXIT_AUDIT_FAILED)
 		status = VR_EXIT_ERROR;
-	for (guint i = 0; i < guards->len; i++)
-		stop_daemon(g_array_index(guards, pid_t, i), "a guarded view");
 	if (daemon > 0 && !plan->quiet)
 		vr_run_audit_print_summary(&audit);
 	vr_run_audit_close(&audit);
