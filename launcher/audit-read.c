@@ -121,6 +121,7 @@ void vr_audit_record_fill(VrAuditRecord *rec)
 	rec->run = vr_json_get_string(o, "run");
 	rec->op = vr_json_get_string(o, "op");
 	rec->path = vr_json_get_string(o, "path");
+	rec->root = vr_json_get_string(o, "root");
 	rec->target = vr_json_get_string(o, "target");
 	rec->result = vr_json_get_string(o, "result");
 	rec->rule = vr_json_get_string(o, "rule");
@@ -134,6 +135,15 @@ void vr_audit_record_fill(VrAuditRecord *rec)
 	rec->bytes_written = get_num(o, "bytes_written");
 	rec->exit_status = get_num(o, "exit_status");
 	rec->seq = get_num(o, "seq");
+}
+
+char *vr_audit_record_where(const VrAuditRecord *rec, const char *path)
+{
+	if (!path)
+		return NULL;
+	if (!rec->root)
+		return g_strdup(path);
+	return *path ? g_build_filename(rec->root, path, NULL) : g_strdup(rec->root);
 }
 
 static int bad_line(VrAuditReader *r, const char *why)

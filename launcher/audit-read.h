@@ -24,6 +24,7 @@ typedef struct {
 	const char *ts;          /* RFC 3339 text as written */
 	int64_t ts_us;           /* microseconds since the epoch; INT64_MIN when absent or unreadable */
 	const char *run, *op, *path, *target, *result, *rule, *comm, *exe;
+	const char *root;        /* the view's host directory that path is relative to; NULL: the project */
 	const char *host;        /* op "connect" */
 	const char *command;     /* op "run-start" */
 	int64_t pid, port, bytes_read, bytes_written, exit_status, seq;
@@ -74,6 +75,9 @@ void vr_audit_record_fill(VrAuditRecord *rec);
  * "redacted" (a redacted read succeeded, with the secrets masked), nor
  * "readonly" on an op that only looks (lookup, getattr, read…). */
 bool vr_audit_record_denied(const VrAuditRecord *rec);
+/* Where REC's path is: the path as it is for the project's view, else its
+ * view's "root" and the path joined (a host path). g_free() it. */
+char *vr_audit_record_where(const VrAuditRecord *rec, const char *path);
 /* Ops that change the project (write, create, unlink, rename, setattr…), or
  * a close that wrote bytes. */
 bool vr_audit_record_is_write(const VrAuditRecord *rec);

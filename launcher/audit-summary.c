@@ -40,6 +40,7 @@ struct VrAuditSummary {
 	uint64_t events, bad_lines, dropped, denied, conn_allowed, conn_denied;
 	uint64_t lost;
 	GHashTable *read, *written, *created, *deleted, *renamed; /* path → NULL (sets) */
+	GHashTable *outside;  /* changed paths of views other than the project's (host paths) */
 	GHashTable *denials;  /* "rule\0path" key → Denied */
 	GHashTable *conns;    /* "host\0port\0result" → Conn */
 	GHashTable *procs;    /* comm → Proc */
@@ -87,6 +88,7 @@ VrAuditSummary *vr_audit_summary_new(void)
 	s->created = set_new();
 	s->deleted = set_new();
 	s->renamed = set_new();
+	s->outside = set_new();
 	s->denials = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, denied_free);
 	s->conns = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, conn_free);
 	s->procs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, proc_free);
@@ -106,6 +108,7 @@ void vr_audit_summary_free(VrAuditSummary *s)
 	g_hash_table_unref(s->created);
 	g_hash_table_unref(s->deleted);
 	g_hash_table_unref(s->renamed);
+	g_hash_table_unref(s->outside);
 	g_hash_table_unref(s->denials);
 	g_hash_table_unref(s->conns);
 	g_hash_table_unref(s->procs);
@@ -137,10 +140,23 @@ static void set_add(GHashTable *set, const char *path)
 		g_hash_table_add(set, g_strdup(path));
 }
 
+/* A path of another view than the project's counts under its host path
+ * (root + path): `settings.json` of ~/.claude is not the project's. */
+static void set_add_rec(VrAuditSummary *s, GHashTable *set, const VrAuditRecord *r, const char *path)
+{
+	g_autofree char *where = vr_audit_record_where(r, path);
+	if (!where || !*where)
+		return;
+	if (r->root && set != s->read && !g_hash_table_contains(s->outside, where))
+		g_hash_table_add(s->outside, g_strdup(where));
+	set_add(set, where);
+}
+
 static void add_denied(VrAuditSummary *s, const VrAuditRecord *r)
 {
 	const char *src = vr_json_get_string(&r->obj, "rule_source");
-	const char *path = r->path ? r->path : "";
+	g_autofree char *where = vr_audit_record_where(r, r->path ? r->path : "");
+	const char *path = where;
 	/* The key is built in a reused buffer: a log of a million refusals
 	 * costs no allocation per line. */
 	GString *k = s->scratch;
@@ -282,17 +298,17 @@ void vr_audit_summary_add(VrAuditSummary *s, const VrAuditRecord *r)
 	if (!ok)
 		return;
 	if (op_is(r, "read") || (op_is(r, "close") && r->bytes_read > 0))
-		set_add(s->read, r->path);
+		set_add_rec(s, s->read, r, r->path);
 	if ((op_is(r, "close") && r->bytes_written > 0) || op_in(r, written_ops))
-		set_add(s->written, r->path);
+		set_add_rec(s, s->written, r, r->path);
 	if (op_in(r, created_ops))
-		set_add(s->created, r->path);
+		set_add_rec(s, s->created, r, r->path);
 	if (op_is(r, "link"))
-		set_add(s->created, r->target ? r->target : r->path);
+		set_add_rec(s, s->created, r, r->target ? r->target : r->path);
 	if (op_in(r, deleted_ops))
-		set_add(s->deleted, r->path);
+		set_add_rec(s, s->deleted, r, r->path);
 	if (op_is(r, "rename"))
-		set_add(s->renamed, r->path);
+		set_add_rec(s, s->renamed, r, r->path);
 }
 
 void vr_audit_summary_counts(const VrAuditSummary *s, VrAuditCounts *c)
@@ -315,6 +331,7 @@ void vr_audit_summary_counts(const VrAuditSummary *s, VrAuditCounts *c)
 	c->files_created = g_hash_table_size(s->created);
 	c->files_deleted = g_hash_table_size(s->deleted);
 	c->files_renamed = g_hash_table_size(s->renamed);
+	c->files_outside = g_hash_table_size(s->outside);
 	c->denied = s->denied;
 	c->conn_allowed = s->conn_allowed;
 	c->conn_denied = s->conn_denied;
@@ -561,6 +578,7 @@ void vr_audit_summary_print_json(const VrAuditSummary *s, FILE *out)
 	                       c.events, c.bad_lines, c.dropped, c.files_read, c.files_written,
 	                       c.files_created, c.files_deleted, c.files_renamed, c.denied,
 	                       c.conn_allowed, c.conn_denied);
+	g_string_append_printf(j, ",\"files_outside\":%u", c.files_outside);
 	g_string_append_printf(j, ",\"lost\":%" PRIu64, c.lost);
 	json_paths(j, "read", s->read);
 	json_paths(j, "written", s->written);

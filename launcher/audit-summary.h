@@ -24,6 +24,7 @@ typedef struct {
 	uint64_t events, bad_lines, dropped;
 	uint64_t lost;             /* records the writer could not write (op "lost" counts) */
 	unsigned files_read, files_written, files_created, files_deleted, files_renamed;
+	unsigned files_outside;    /* of those changed, how many outside the project (another view's root) */
 	uint64_t denied;           /* denied attempts (events) */
 	uint64_t conn_allowed, conn_denied;
 } VrAuditCounts;

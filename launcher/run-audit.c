@@ -217,7 +217,8 @@ void vr_run_audit_print_summary(const VrRunAudit *a)
 			/* Refused connections have their own count below. */
 			if (!vr_audit_record_denied(&rec) || rec.host)
 				continue;
-			g_autofree char *key = g_strdup(rec.path && *rec.path ? rec.path : "/");
+			g_autofree char *at = vr_audit_record_where(&rec, rec.path ? rec.path : "");
+			g_autofree char *key = g_strdup(at && *at ? at : "/");
 			gpointer old = g_hash_table_lookup(denied, key);
 			g_hash_table_insert(denied, g_steal_pointer(&key), GUINT_TO_POINTER(GPOINTER_TO_UINT(old) + 1));
 		}
@@ -242,6 +243,9 @@ void vr_run_audit_print_summary(const VrRunAudit *a)
 		g_string_append_printf(line, ", %u created", c.files_created);
 	if (c.files_deleted)
 		g_string_append_printf(line, ", %u deleted", c.files_deleted);
+	/* Writes through --bind and profile views are writes to the host too. */
+	if (c.files_outside)
+		g_string_append_printf(line, " (%u of them outside the project)", c.files_outside);
 	g_string_append_printf(line, ", %" G_GUINT64_FORMAT " denied", c.denied);
 	g_autoptr(GPtrArray) list = g_ptr_array_new_with_free_func(g_free);
 	GHashTableIter it;
