@@ -23,6 +23,7 @@ typedef enum {
 	OPT_MEMORY, OPT_PIDS, OPT_CPU,
 	OPT_AUDIT_MAX_SIZE, OPT_AUDIT_FAIL,
 	OPT_SCAN,
+	OPT_ALLOW_HOME_PROJECT,
 	/* accepted for bwrap compatibility; vault-run always does these */
 	OPT_UNSHARE_ALL, OPT_UNSHARE_OTHER,
 } OptId;
@@ -43,6 +44,7 @@ static const struct {
 	{"--pids", OPT_PIDS, 1},
 	{"--cpu", OPT_CPU, 1},
 	{"--scan", OPT_SCAN, 1},
+	{"--allow-home-project", OPT_ALLOW_HOME_PROJECT, 0},
 	{"--env-allow", OPT_ENV_ALLOW, 1},
 	{"--setenv", OPT_SETENV, 2},
 	{"--unsetenv", OPT_UNSETENV, 1},
@@ -299,6 +301,7 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 			return bad_value(error, name, a[0], "one of mask, refuse, off");
 		set_str(&plan->scan_mode, a[0]);
 		break;
+	case OPT_ALLOW_HOME_PROJECT: plan->allow_home_project = TRUE; break;
 	case OPT_UNSHARE_NET: plan->net = VR_NET_NONE; break;
 	case OPT_SHARE_NET: plan->net = VR_NET_HOST; break;
 	case OPT_ENV_ALLOW: g_ptr_array_add(plan->env_allow, g_strdup(a[0])); break;
@@ -483,6 +486,8 @@ void vr_cli_print_help(FILE *out)
 	      "       vault-run mount|policy|audit|scan|profiles ...\n"
 	      "Runs COMMAND in a sandbox that sees the project through a view without its secrets.\n"
 	      "  --project DIR        project directory (default: .)\n"
+	      "  --allow-home-project let the project be (or hold) your home; its top-level dot\n"
+	      "                       entries and ~/bin stay read-only\n"
 	      "  --mount-at PATH      where the project appears inside (default: its host path)\n"
 	      "  --profile NAME|none  harness profile (default: chosen by COMMAND's name)\n"
 	      "  --net none|host|allow=DOMAINS|allow-localhost=PORTS|allow-private   network: own\n"

@@ -64,6 +64,7 @@ typedef struct {
 
 typedef struct {
 	char *project;          /* NULL: the current directory */
+	gboolean allow_home_project; /* --allow-home-project: the project may be or hold $HOME */
 	char *mount_at;         /* NULL: the project's absolute host path */
 	VrNetMode net;
 	GPtrArray *net_allow;   /* domain patterns (char *) for VR_NET_ALLOW */

@@ -259,19 +259,21 @@ static char *literal_pattern(const char *name)
 static gboolean build_policy(VrExtraView *e, const VrPolicy *base, GError **error)
 {
 	g_autoptr(VrPolicy) p = vr_policy_new();
-	if (e->only) {
-		/* Only the one name: the sandbox binds nothing else of it, and
-		 * the daemon would not show anything else either. */
-		g_autofree char *lit = literal_pattern(e->only);
-		if (!vr_policy_add(p, VR_RULE_HIDE, "*", "file bind", 1, FALSE, error) ||
-		    !vr_policy_add(p, VR_RULE_SHOW, lit, "file bind", 2, FALSE, error))
-			return FALSE;
-	}
+	/* Only the one name: the sandbox binds nothing else of it, and the
+	 * daemon shows nothing else either. */
+	if (e->only && !vr_policy_add(p, VR_RULE_HIDE, "*", "file bind", 1, FALSE, error))
+		return FALSE;
 	for (guint i = 0; i < vr_policy_n_rules(base); i++) {
 		const VrRule *r = vr_policy_rule(base, i);
 		if (!r->project && !vr_policy_add(p, r->kind, r->pattern, r->source, r->line, FALSE, error))
 			return FALSE;
 	}
+	/* The file the user named, last: like a bound directory, whose own
+	 * name no rule sees, it is the user's choice (--ro-bind shows a
+	 * hidden name too); the content scan still applies. */
+	g_autofree char *lit = e->only ? literal_pattern(e->only) : NULL;
+	if (lit && !vr_policy_add(p, VR_RULE_SHOW, lit, "file bind", 2, FALSE, error))
+		return FALSE;
 	/* The view's own read-only paths combine as a project's rules do:
 	 * by strictness, so no `show` of the user's can lift them. */
 	for (guint i = 0; i < e->readonly->len; i++)
@@ -341,4 +343,24 @@ int vr_views_enter_own_mount_ns(void)
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return -errno;
 	return 0;
+}
+
+gboolean vr_views_check_home(VrPolicy *policy, const char *project, const char *home, gboolean allow,
+                             GError **error)
+{
+	if (!home || strcmp(home, "/") == 0 || !path_is_under(home, project))
+		return TRUE;
+	if (!allow)
+		return refuse(error, "--project %s %s your home directory %s, whose shell start-up files and "
+		              "autostart the host runs later; work in a project directory, or pass "
+		              "--allow-home-project (its top-level dot entries and bin/ then stay read-only)",
+		              project, strcmp(home, project) == 0 ? "is" : "holds", home);
+	g_autofree char *rel = g_strdup(home + (strcmp(project, "/") == 0 ? 0 : strlen(project)));
+	static const char *const tops[] = {"/.*", "/bin"};
+	for (size_t i = 0; i < G_N_ELEMENTS(tops); i++) {
+		g_autofree char *pattern = g_strconcat(rel, tops[i], NULL);
+		if (!vr_policy_add(policy, VR_RULE_READONLY, pattern, "--allow-home-project", (int)i + 1, TRUE, error))
+			return FALSE;
+	}
+	return TRUE;
 }

@@ -89,3 +89,13 @@ int vr_views_clone_tree(pid_t daemon, const char *what, int *ret_fd);
 /* In a view daemon's child, before vr_view_run: a mount namespace of its
  * own, where nothing propagates either way. 0 or -errno. */
 int vr_views_enter_own_mount_ns(void);
+
+/* --project ~ (DESIGN.md invariant 9): a project that is or holds HOME (a
+ * real path; NULL or "/" when there is none) is refused unless ALLOW
+ * (--allow-home-project): a home's autostart has no end (.bashrc, .profile,
+ * .config/autostart, ~/bin in PATH…). Allowed, every top-level dot entry of
+ * the home and its bin/ become read-only in POLICY, combined by strictness
+ * (what is hidden stays hidden); the profile's state directories there stay
+ * writable through views of their own. */
+gboolean vr_views_check_home(VrPolicy *policy, const char *project, const char *home, gboolean allow,
+                             GError **error);

@@ -626,7 +626,13 @@ int vr_supervisor_run(VrRunPlan *plan)
 			return VR_EXIT_ERROR;
 		}
 	}
-	vr_limits_fill(&plan->limits, &config->limits);
+	char home_real[PATH_MAX];
+	if (!vr_views_check_home(config->policy, project, realpath(g_get_home_dir(), home_real) ? home_real : NULL,
+	                         plan->allow_home_project, &error)) {
+		vr_error("%s", error->message);
+		return VR_EXIT_ERROR;
+	}
+		vr_limits_fill(&plan->limits, &config->limits);
 	/* Runs git while the rest is set up; reported before COMMAND starts. */
 	g_autoptr(VrGitHistory) history = vr_run_history_start(project, plan, config);
 	g_autoptr(VrNetAllow) allow = NULL;
