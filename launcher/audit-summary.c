@@ -1,6 +1,7 @@
 /* Summarising an audit log: see audit-summary.h. What counts as what:
  *   read     "read" (first read of a file), or "close" with bytes_read > 0
- *   written  "write", "close" with bytes_written > 0, "setattr"/"truncate"/"fallocate"
+ *   written  "write", "close" with bytes_written > 0, "setattr"/"truncate"/"fallocate",
+ *            "merge" (a per-run copy merged back into its host file)
  *   created  "create", "mkdir", "mknod", "symlink", "link" (its target)
  *   deleted  "unlink", "rmdir";   renamed  "rename" (path → target)
  * each counted once per distinct path and only when the result is ok (or
@@ -239,7 +240,7 @@ void vr_audit_summary_add(VrAuditSummary *s, const VrAuditRecord *r)
 {
 	static const char *const created_ops[] = {"create", "mkdir", "mknod", "symlink", NULL};
 	static const char *const deleted_ops[] = {"unlink", "rmdir", NULL};
-	static const char *const written_ops[] = {"write", "setattr", "truncate", "fallocate", NULL};
+	static const char *const written_ops[] = {"write", "setattr", "truncate", "fallocate", "merge", NULL};
 	s->events++;
 	if (r->ts_us != INT64_MIN) {
 		if (s->first_us == INT64_MIN || r->ts_us < s->first_us)

@@ -123,6 +123,14 @@ static void guarded_dir_free(gpointer p)
 	g_free(g);
 }
 
+static void copy_file_free(gpointer p)
+{
+	VrCopyFile *c = p;
+	g_free(c->path);
+	g_ptr_array_unref(c->merge);
+	g_free(c);
+}
+
 VrRunPlan *vr_run_plan_new(void)
 {
 	VrRunPlan *plan = g_new0(VrRunPlan, 1);
@@ -130,6 +138,7 @@ VrRunPlan *vr_run_plan_new(void)
 	plan->net_allow = g_ptr_array_new_with_free_func(g_free);
 	plan->net_localhost = g_ptr_array_new_with_free_func(g_free);
 	plan->guarded_dirs = g_ptr_array_new_with_free_func(guarded_dir_free);
+	plan->copies = g_ptr_array_new_with_free_func(copy_file_free);
 	plan->env_ops = g_array_new(FALSE, TRUE, sizeof(VrEnvOp));
 	g_array_set_clear_func(plan->env_ops, env_op_clear);
 	plan->mounts = g_array_new(FALSE, TRUE, sizeof(VrUserMount));
@@ -150,6 +159,7 @@ void vr_run_plan_free(VrRunPlan *plan)
 	g_ptr_array_unref(plan->net_allow);
 	g_ptr_array_unref(plan->net_localhost);
 	g_ptr_array_unref(plan->guarded_dirs);
+	g_ptr_array_unref(plan->copies);
 	g_free(plan->profile);
 	g_array_unref(plan->env_ops);
 	g_array_unref(plan->mounts);

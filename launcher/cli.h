@@ -62,6 +62,13 @@ typedef struct {
 	char *source;        /* who guards it, for messages and rule sources ("profile claude"); NULL: generic */
 } VrGuardedDir;
 
+/* A host file the run works on a per-run copy of (run-copy.h): a harness's
+ * state file that also holds what the host runs (~/.claude.json). */
+typedef struct {
+	char *path;          /* the host file, as the profile names it */
+	GPtrArray *merge;    /* JSON key paths that go back at the end (char *) */
+} VrCopyFile;
+
 typedef struct {
 	char *project;          /* NULL: the current directory */
 	gboolean allow_home_project; /* --allow-home-project: the project may be or hold $HOME */
@@ -74,6 +81,7 @@ typedef struct {
 	char *profile;          /* --profile NAME; "none" turns profiles off; NULL: by COMMAND */
 	gboolean quiet;         /* no summary line at the end */
 	GPtrArray *guarded_dirs; /* VrGuardedDir *, filled from the profile */
+	GPtrArray *copies;      /* VrCopyFile *, filled from the profile */
 	GPtrArray *env_allow;   /* globs (char *) added to the default allow-list */
 	GArray *env_ops;        /* VrEnvOp, in command-line order */
 	GArray *mounts;         /* VrUserMount, in command-line order */

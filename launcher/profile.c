@@ -1,11 +1,26 @@
 #include "profile.h"
 
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "policy.h"
 
 #define PROFILE_SUFFIX ".profile"
+
+/* The test builds' override: the binary in the build tree (the tests run
+ * it) also finds the source tree's profiles. An installed binary never
+ * does: the source tree can be a project an agent writes. */
+static gboolean running_from_build_tree(void)
+{
+	char exe[PATH_MAX];
+	if (!realpath("/proc/self/exe", exe))
+		return FALSE;
+	size_t n = strlen(VR_BUILDDIR);
+	return strncmp(exe, VR_BUILDDIR, n) == 0 && exe[n] == '/';
+}
 
 /* Directories searched for profiles, most specific first. */
 static GPtrArray *profile_dirs(const char *subdir)
@@ -16,7 +31,8 @@ static GPtrArray *profile_dirs(const char *subdir)
 	g_autofree char *config_dir = g_path_get_dirname(config);
 	g_ptr_array_add(dirs, g_build_filename(config_dir, "profiles", subdir, NULL));
 	g_ptr_array_add(dirs, g_build_filename(VR_DATADIR, "profiles", subdir, NULL));
-	g_ptr_array_add(dirs, g_build_filename(VR_SRCDATADIR, "profiles", subdir, NULL));
+	if (running_from_build_tree())
+		g_ptr_array_add(dirs, g_build_filename(VR_SRCDATADIR, "profiles", subdir, NULL));
 	return dirs;
 }
 
@@ -56,6 +72,7 @@ static const struct {
 } known_keys[] = {
 	{"profile", "description"}, {"profile", "commands"}, {"profile", "toolchains"},
 	{"paths", "ro"}, {"paths", "rw"}, {"paths", "create"}, {"paths", "ro-inside"},
+	{"paths", "copy"}, {"paths", "tmpfs"}, {"copy", "merge"},
 	{"env", "allow"}, {"net", "allow"},
 };
 
@@ -103,6 +120,18 @@ static gboolean merge_file(VrProfile *p, const char *path, const char *home, GEr
 	add_list(kf, "paths", "rw", p->rw, home);
 	add_list(kf, "paths", "create", p->create, home);
 	add_list(kf, "paths", "ro-inside", p->ro_inside, home);
+	add_list(kf, "paths", "copy", p->copy, home);
+	add_list(kf, "paths", "tmpfs", p->tmpfs, home);
+	guint merged = p->merge->len;
+	add_list(kf, "copy", "merge", p->merge, NULL);
+	for (guint i = merged; i < p->merge->len; i++) {
+		if (!vr_profile_merge_key_allowed(p->merge->pdata[i])) {
+			g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_CONFIG,
+			            "%s: [copy] merge: '%s' would bring back what makes the host run commands "
+			            "(MCP servers, allowed tools); it is never merged", path, (const char *)p->merge->pdata[i]);
+			return FALSE;
+		}
+	}
 	add_list(kf, "env", "allow", p->env_allow, NULL);
 	add_list(kf, "net", "allow", p->net_allow, NULL);
 	if (!p->description)
@@ -116,8 +145,8 @@ static VrProfile *profile_new(const char *name)
 {
 	VrProfile *p = g_new0(VrProfile, 1);
 	p->name = g_strdup(name);
-	GPtrArray **lists[] = {&p->commands, &p->ro, &p->rw, &p->create, &p->ro_inside,
-	                       &p->env_allow, &p->net_allow, &p->toolchains};
+	GPtrArray **lists[] = {&p->commands, &p->ro, &p->rw, &p->create, &p->ro_inside, &p->copy, &p->merge,
+	                       &p->tmpfs, &p->env_allow, &p->net_allow, &p->toolchains};
 	for (size_t i = 0; i < G_N_ELEMENTS(lists); i++)
 		*lists[i] = g_ptr_array_new_with_free_func(g_free);
 	return p;
@@ -130,8 +159,8 @@ void vr_profile_free(VrProfile *p)
 	g_free(p->name);
 	g_free(p->description);
 	g_free(p->source);
-	GPtrArray *lists[] = {p->commands, p->ro, p->rw, p->create, p->ro_inside,
-	                      p->env_allow, p->net_allow, p->toolchains};
+	GPtrArray *lists[] = {p->commands, p->ro, p->rw, p->create, p->ro_inside, p->copy, p->merge,
+	                      p->tmpfs, p->env_allow, p->net_allow, p->toolchains};
 	for (size_t i = 0; i < G_N_ELEMENTS(lists); i++)
 		g_ptr_array_unref(lists[i]);
 	g_free(p);
@@ -173,6 +202,39 @@ VrProfile *vr_profile_load(const char *name, const char *home, GError **error)
 		}
 	}
 	return g_steal_pointer(&p);
+}
+
+/* Key paths that make the host run or allow something, and so never come
+ * back from a copy; "*" is any one member. */
+static const char *const never_merged[] = {
+	"mcpServers", "projects.*.mcpServers", "projects.*.allowedTools", "projects.*.enabledMcpjsonServers",
+	"projects.*.enableAllProjectMcpServers", "projects.*.hasTrustDialogAccepted", "bypassPermissionsModeAccepted",
+	"customApiKeyResponses", "env", "hooks", "permissions",
+};
+
+/* Whether the key paths A and B can name the same member or one a member
+ * of the other ("{project}" and "*" stand for any member name). */
+static gboolean keys_overlap(char **a, char **b)
+{
+	for (; *a && *b; a++, b++) {
+		gboolean wild = strcmp(*a, "*") == 0 || strcmp(*a, "{project}") == 0 || strcmp(*b, "*") == 0;
+		if (!wild && strcmp(*a, *b) != 0)
+			return FALSE;
+	}
+	return TRUE;
+}
+
+gboolean vr_profile_merge_key_allowed(const char *key)
+{
+	g_auto(GStrv) k = g_strsplit(key, ".", -1);
+	if (!k[0] || !*k[0])
+		return FALSE;
+	for (size_t i = 0; i < G_N_ELEMENTS(never_merged); i++) {
+		g_auto(GStrv) n = g_strsplit(never_merged[i], ".", -1);
+		if (keys_overlap(k, n))
+			return FALSE;
+	}
+	return TRUE;
 }
 
 static void collect_names(GPtrArray *names)

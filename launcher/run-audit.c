@@ -88,6 +88,12 @@ static void send_event(VrRunAudit *a, GString *s)
 		vr_log_errno(errno, "cannot send an audit event to the view daemon");
 }
 
+void vr_run_audit_send(VrRunAudit *a, const char *json)
+{
+	g_autoptr(GString) s = g_string_new(json);
+	send_event(a, s);
+}
+
 char *vr_run_audit_policy_hash(const VrPolicy *policy)
 {
 	GChecksum *sum = g_checksum_new(G_CHECKSUM_SHA256);

@@ -44,6 +44,9 @@ char *vr_run_audit_policy_hash(const VrPolicy *policy);
  * SIGTERM right after cannot lose the last events, and closes the sending
  * end (no event can follow run-end). */
 void vr_run_audit_send_end(VrRunAudit *a, int exit_status);
+/* One record of the supervisor's own (a JSON object: "op", "path",
+ * "result"…), into the run's log before run-end. */
+void vr_run_audit_send(VrRunAudit *a, const char *json);
 /* Once the daemon has exited: one line on stderr with what the run read,
  * wrote and was refused (over all the log's parts), and where the log is
  * (counts only for a file). */

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <json-glib/json-glib.h>
+
 #include "config.h"
 #include "log.h"
 #include "profile.h"
@@ -27,20 +29,74 @@ static gboolean path_is_in(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && path[n] == '/';
 }
 
-/* Every writable harness directory is served through a view of its own:
- * its read-only paths (ro-inside) are that view's whole policy — a bind of
- * a file on top would not cover a settings file the harness has not written
- * yet, which the agent could then create — and when vault-run runs as root
- * the view presents the directory as owned by the agent's uid, as it does the
- * project. (These views keep no audit log of their own yet.) */
+/* The words of S that name a path below DIR ("~/" and "$HOME/" expanded
+ * with HOME), anchored at DIR's root, into OUT: a settings file's
+ * statusLine or hook command naming a script the harness keeps there. */
+static void add_named(GPtrArray *out, const char *s, const char *dir, const char *home)
+{
+	g_auto(GStrv) words = g_strsplit_set(s, " \t\n\"'=;:|&()<>", -1);
+	for (char **w = words; *w; w++) {
+		g_autofree char *path = NULL;
+		if (g_str_has_prefix(*w, "~/"))
+			path = g_build_filename(home, *w + 2, NULL);
+		else if (g_str_has_prefix(*w, "$HOME/") || g_str_has_prefix(*w, "${HOME}/"))
+			path = g_build_filename(home, strchr(*w, '/') + 1, NULL);
+		else if (**w == '/')
+			path = g_canonicalize_filename(*w, NULL);
+		if (path && path_is_in(path, dir))
+			g_ptr_array_add(out, g_strdup(path + strlen(dir)));
+	}
+}
+
+static void walk_strings(JsonNode *node, GPtrArray *out, const char *dir, const char *home)
+{
+	if (JSON_NODE_HOLDS_OBJECT(node)) {
+		JsonObjectIter it;
+		const char *name;
+		JsonNode *member;
+		json_object_iter_init(&it, json_node_get_object(node));
+		while (json_object_iter_next(&it, &name, &member))
+			walk_strings(member, out, dir, home);
+	} else if (JSON_NODE_HOLDS_ARRAY(node)) {
+		JsonArray *a = json_node_get_array(node);
+		for (guint i = 0; i < json_array_get_length(a); i++)
+			walk_strings(json_array_get_element(a, i), out, dir, home);
+	} else if (JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == G_TYPE_STRING) {
+		add_named(out, json_node_get_string(node), dir, home);
+	}
+}
+
+/* Scripts the read-only settings name inside DIR (a statusLine command,
+ * a hook) are code the host runs: read-only too. A settings file that does
+ * not parse names nothing (the harness will not run it either). */
+static void add_named_by_settings(GPtrArray *readonly, const VrProfile *p, const char *dir)
+{
+	const char *home = g_get_home_dir();
+	for (guint j = 0; j < p->ro_inside->len; j++) {
+		const char *inside = p->ro_inside->pdata[j];
+		if (!path_is_in(inside, dir) || !g_str_has_suffix(inside, ".json"))
+			continue;
+		g_autoptr(JsonParser) parser = json_parser_new();
+		if (json_parser_load_from_file(parser, inside, NULL) && json_parser_get_root(parser))
+			walk_strings(json_parser_get_root(parser), readonly, dir, home);
+	}
+}
+
+/* Every writable harness directory is served through a view of its own
+ * (run-views.h), at its real path (a symlinked ~/.claude is guarded where
+ * it is): the run's policy plus its read-only paths (ro-inside, and what
+ * the settings there name) — a bind of a file on top would not cover a
+ * settings file the harness has not written yet, which the agent could
+ * then create. */
 static void add_guarded(VrRunPlan *plan, const VrProfile *p)
 {
 	for (guint i = 0; i < p->rw->len; i++) {
 		const char *dir = p->rw->pdata[i];
-		if (!g_file_test(dir, G_FILE_TEST_IS_DIR) || g_file_test(dir, G_FILE_TEST_IS_SYMLINK))
+		if (!g_file_test(dir, G_FILE_TEST_IS_DIR))
 			continue;
 		VrGuardedDir *g = g_new0(VrGuardedDir, 1);
 		g->dir = g_strdup(dir);
+		g->source = g_strdup_printf("profile %s", p->name);
 		g->readonly = g_ptr_array_new_with_free_func(g_free);
 		for (guint j = 0; j < p->ro_inside->len; j++) {
 			const char *inside = p->ro_inside->pdata[j];
@@ -48,8 +104,30 @@ static void add_guarded(VrRunPlan *plan, const VrProfile *p)
 			if (path_is_in(inside, dir))
 				g_ptr_array_add(g->readonly, g_strdup(inside + strlen(dir)));
 		}
+		add_named_by_settings(g->readonly, p, dir);
 		g_ptr_array_add(plan->guarded_dirs, g);
 	}
+}
+
+/* State files the run works on a copy of (run-copy.h). */
+static void add_copies(VrRunPlan *plan, const VrProfile *p)
+{
+	for (guint i = 0; i < p->copy->len; i++) {
+		VrCopyFile *c = g_new0(VrCopyFile, 1);
+		c->path = g_strdup(p->copy->pdata[i]);
+		c->merge = g_ptr_array_new_with_free_func(g_free);
+		for (guint j = 0; j < p->merge->len; j++)
+			g_ptr_array_add(c->merge, g_strdup(p->merge->pdata[j]));
+		g_ptr_array_add(plan->copies, c);
+	}
+}
+
+/* Caches of code the host runs (opencode's node_modules and bin/): an
+ * empty tmpfs of the agent's for the run, never the host's. */
+static void add_tmpfs(GArray *mounts, guint *at, const char *path)
+{
+	VrUserMount m = {.kind = VR_OP_TMPFS, .dest = g_strdup(path)};
+	g_array_insert_val(mounts, (*at)++, m);
 }
 
 gboolean vr_run_apply_profile(VrRunPlan *plan, GError **error)
@@ -101,7 +179,10 @@ gboolean vr_run_apply_profile(VrRunPlan *plan, GError **error)
 		add_bind(plan->mounts, &at, p->ro->pdata[i], FALSE);
 	for (guint i = 0; i < p->rw->len; i++)
 		add_bind(plan->mounts, &at, p->rw->pdata[i], TRUE);
+	for (guint i = 0; i < p->tmpfs->len; i++)
+		add_tmpfs(plan->mounts, &at, p->tmpfs->pdata[i]);
 	add_guarded(plan, p);
+	add_copies(plan, p);
 
 	for (guint i = 0; i < p->env_allow->len; i++)
 		g_ptr_array_add(plan->env_allow, g_strdup(p->env_allow->pdata[i]));

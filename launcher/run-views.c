@@ -244,6 +244,22 @@ gboolean vr_views_route(VrViews *v, const char *src, int flags, char **ret_src, 
 	return TRUE;
 }
 
+gboolean vr_views_route_own_file(VrViews *v, const char *path, char **ret_src, int *ret_flags, GError **error)
+{
+	g_autofree char *parent = g_path_get_dirname(path);
+	g_autofree char *name = g_path_get_basename(path);
+	VrExtraView *e = view_add(v, parent, name, error);
+	if (!e)
+		return FALSE;
+	e->source = g_strdup("per-run copy");
+	e->guarded = TRUE;
+	e->index = (int)v->views->len - 1;
+	g_autofree char *stage = vr_views_stage(e);
+	*ret_src = g_build_filename(stage, name, NULL);
+	*ret_flags = VR_BIND_STAGED;
+	return TRUE;
+}
+
 /* NAME as a pattern that matches only itself, anchored at the root. */
 static char *literal_pattern(const char *name)
 {

@@ -70,6 +70,12 @@ void vr_views_prune(VrViews *v);
  * view of its parent that shows only that name. */
 gboolean vr_views_route(VrViews *v, const char *src, int flags, char **ret_src, int *ret_flags, GError **error);
 
+/* A file the run serves through a file view of its own whatever holds it
+ * (a per-run copy in the state directory, run-copy.h), with no content
+ * scan (the harness's own state): *ret_src and *ret_flags as for
+ * vr_views_route. FALSE: refused (error set). */
+gboolean vr_views_route_own_file(VrViews *v, const char *path, char **ret_src, int *ret_flags, GError **error);
+
 /* Each view's policy: POLICY's rules (built-ins, user config, --policy,
  * the command line; not the project's .vault-run, which speaks of the
  * project's paths) relative to the view's root, after its own read-only

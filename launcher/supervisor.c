@@ -43,6 +43,7 @@
 #include "net-allow.h"
 #include "proxy.h"
 #include "run-audit.h"
+#include "run-copy.h"
 #include "run-secrets.h"
 #include "run-views.h"
 #include "undo.h"
@@ -773,6 +774,21 @@ int vr_supervisor_run(VrRunPlan *plan)
 		}
 	}
 
+	/* The profile's state files: the run works on copies (run-copy.h). */
+	g_auto(VrRunCopies) copies = {0};
+	if (!vr_run_copies_prepare(&copies, project, plan, &error)) {
+		vr_error("%s", error->message);
+		return VR_EXIT_ERROR;
+	}
+	for (guint i = 0; i < vr_run_copies_count(&copies); i++) {
+		g_autofree char *src = NULL;
+		int flags;
+		if (!vr_views_route_own_file(views, vr_run_copies_copy_path(&copies, i), &src, &flags, &error)) {
+			vr_error("%s", error->message);
+			return VR_EXIT_ERROR;
+		}
+		add_op(&l, VR_OP_BIND, src, vr_run_copies_host_path(&copies, i), flags, 0);
+	}
 	add_attach_ops(&l, views);
 	if (!vr_views_build_policies(views, config->policy, &error)) {
 		vr_error("%s", error->message);
@@ -1100,6 +1116,9 @@ out:
 	stop_daemon(proxy, "the network proxy");
 	for (guint i = 0; i < guards->len; i++)
 		stop_daemon(g_array_index(guards, pid_t, i), "a view");
+	if (daemon > 0 && started)
+		vr_run_copies_finish(&copies, mount_at, &audit);
+	vr_run_copies_clear(&copies);
 	if (daemon > 0)
 		vr_run_audit_send_end(&audit, status);
 	/* Its log failed at the end (--audit-fail=closed): said, and our error. */

@@ -7,12 +7,22 @@ toolchains = git;node
 [paths]
 # The native installer's binary and versions; the host runs them later.
 ro = ~/.local/bin/claude;~/.local/share/claude;~/.npm-global/lib/node_modules/@anthropic-ai/claude-code
-# Sessions, todos, statsig and the credentials store Claude Code keeps in ~/.claude.
-rw = ~/.claude;~/.claude.json
+# Sessions, todos, statsig and the credentials store Claude Code keeps in ~/.claude
+# (served through a view of its own: the run's rules, the audit log).
+rw = ~/.claude
 create = ~/.claude
 # Inside ~/.claude, what the host obeys stays read-only: hooks and permissions
-# live in settings.json, commands/agents/plugins are code the host runs.
-ro-inside = ~/.claude/settings.json;~/.claude/settings.local.json;~/.claude/commands;~/.claude/agents;~/.claude/plugins;~/.claude/hooks
+# live in settings.json, commands/agents/plugins/skills are code or prompts
+# the host runs, CLAUDE.md instructions it follows in every project, and any
+# script the settings name (a statusLine command) is read-only too.
+ro-inside = ~/.claude/settings.json;~/.claude/settings.local.json;~/.claude/commands;~/.claude/agents;~/.claude/plugins;~/.claude/hooks;~/.claude/skills;~/.claude/output-styles;~/.claude/CLAUDE.md
+# ~/.claude.json holds Claude Code's state and also its user-level mcpServers,
+# commands the host starts: the run works on a copy, and only these keys go
+# back at the end ({project}: the run's project and what is below it).
+copy = ~/.claude.json
+
+[copy]
+merge = numStartups;tipsHistory;promptQueueUseCount;hasCompletedOnboarding;lastOnboardingVersion;lastReleaseNotesSeen;cachedChangelog;changelogLastFetched;subscriptionNoticeCount;hasAvailableSubscription;memoryUsageCount;projects.{project}.history;projects.{project}.lastCost;projects.{project}.lastAPIDuration;projects.{project}.lastDuration;projects.{project}.lastLinesAdded;projects.{project}.lastLinesRemoved;projects.{project}.lastTotalInputTokens;projects.{project}.lastTotalOutputTokens;projects.{project}.projectOnboardingSeenCount
 
 [env]
 allow = ANTHROPIC_*;CLAUDE_*;DISABLE_AUTOUPDATER

@@ -8,8 +8,9 @@ toolchains = git;node
 ro = ~/.npm-global/lib/node_modules/@openai/codex
 rw = ~/.codex
 create = ~/.codex
-# config.toml names MCP servers and commands the host will run.
-ro-inside = ~/.codex/config.toml;~/.codex/prompts
+# config.toml names MCP servers and commands the host will run; AGENTS.md is
+# what the host's codex follows in every project.
+ro-inside = ~/.codex/config.toml;~/.codex/prompts;~/.codex/AGENTS.md
 
 [env]
 allow = OPENAI_*;CODEX_*

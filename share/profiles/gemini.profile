@@ -8,7 +8,9 @@ toolchains = git;node
 ro = ~/.npm-global/lib/node_modules/@google/gemini-cli
 rw = ~/.gemini
 create = ~/.gemini
-ro-inside = ~/.gemini/settings.json;~/.gemini/extensions;~/.gemini/commands
+# settings.json names MCP servers; extensions and commands are code and prompts
+# the host runs; GEMINI.md what it follows in every project.
+ro-inside = ~/.gemini/settings.json;~/.gemini/extensions;~/.gemini/commands;~/.gemini/GEMINI.md
 
 [env]
 allow = GEMINI_API_KEY;GOOGLE_API_KEY;GOOGLE_CLOUD_PROJECT;GOOGLE_GENAI_USE_VERTEXAI

@@ -7,10 +7,15 @@ toolchains = git;node
 [paths]
 # The binary and its self-updating install directory: the host runs them later.
 ro = ~/.opencode/bin;~/.npm-global/lib/node_modules/opencode-ai;~/.config/opencode/opencode.json;~/.config/opencode/opencode.jsonc;~/.config/opencode/plugin;~/.config/opencode/agent;~/.config/opencode/command
-# Sessions, its database, logs and caches: what opencode writes while it works.
-rw = ~/.local/share/opencode;~/.local/state/opencode;~/.cache/opencode
+# Sessions, its database and logs: what opencode writes while it works (each
+# served through a view of its own: the run's rules, the audit log).
+rw = ~/.local/share/opencode;~/.local/state/opencode
 # opencode creates these itself on first start.
-create = ~/.local/share/opencode;~/.local/state/opencode;~/.cache/opencode
+create = ~/.local/share/opencode;~/.local/state/opencode
+# Its cache holds code the host's opencode runs (node_modules of providers and
+# plugins it imports, bin/rg): the run gets an empty one of its own, and
+# opencode installs there what it needs (from registry.npmjs.org).
+tmpfs = ~/.cache/opencode
 
 [env]
 allow = OPENCODE_*;ANTHROPIC_API_KEY;OPENAI_API_KEY;OPENROUTER_API_KEY;GEMINI_API_KEY;GOOGLE_GENERATIVE_AI_API_KEY;GROQ_API_KEY;XAI_API_KEY;DEEPSEEK_API_KEY

@@ -56,7 +56,10 @@ static void opencode_profile_names_its_directories(void **state)
 	g_autoptr(VrProfile) p = vr_profile_load("opencode", "/home/u", NULL);
 	assert_non_null(p);
 	assert_true(contains(p->rw, "/home/u/.local/share/opencode"));
-	assert_true(contains(p->rw, "/home/u/.cache/opencode"));
+	/* Its cache holds code the host runs: an empty tmpfs per run, never
+	 * the host's (issue 16, item 5). */
+	assert_false(contains(p->rw, "/home/u/.cache/opencode"));
+	assert_true(contains(p->tmpfs, "/home/u/.cache/opencode"));
 	assert_true(contains(p->ro, "/home/u/.opencode/bin"));
 	/* git toolchain merged in, read-only */
 	assert_true(contains(p->ro, "/home/u/.gitconfig"));
@@ -71,6 +74,46 @@ static void claude_keeps_settings_read_only(void **state)
 	assert_non_null(p);
 	assert_true(contains(p->rw, "/home/u/.claude"));
 	assert_true(contains(p->ro_inside, "/home/u/.claude/settings.json"));
+	assert_true(contains(p->ro_inside, "/home/u/.claude/skills"));
+	/* ~/.claude.json names MCP servers the host starts: a per-run copy,
+	 * never a writable bind, and its merge keys are all harmless. */
+	assert_false(contains(p->rw, "/home/u/.claude.json"));
+	assert_true(contains(p->copy, "/home/u/.claude.json"));
+	assert_true(p->merge->len > 0);
+	for (guint i = 0; i < p->merge->len; i++)
+		assert_true(vr_profile_merge_key_allowed(p->merge->pdata[i]));
+}
+
+static void merge_keys_that_run_things_are_refused(void **state)
+{
+	assert_true(vr_profile_merge_key_allowed("numStartups"));
+	assert_true(vr_profile_merge_key_allowed("projects.{project}.history"));
+	assert_false(vr_profile_merge_key_allowed("mcpServers"));
+	assert_false(vr_profile_merge_key_allowed("mcpServers.x"));
+	assert_false(vr_profile_merge_key_allowed("projects.{project}.mcpServers"));
+	assert_false(vr_profile_merge_key_allowed("projects.*.allowedTools"));
+	/* a whole object holding one of them */
+	assert_false(vr_profile_merge_key_allowed("projects"));
+	assert_false(vr_profile_merge_key_allowed("projects.*"));
+	assert_false(vr_profile_merge_key_allowed(""));
+
+	g_autofree char *dir = g_dir_make_tmp("vr-profile-XXXXXX", NULL);
+	g_autofree char *pdir = g_build_filename(dir, "vault-run", "profiles", NULL);
+	g_mkdir_with_parents(pdir, 0700);
+	g_autofree char *file = g_build_filename(pdir, "greedy.profile", NULL);
+	g_file_set_contents(file, "[paths]\ncopy = ~/.x.json\n[copy]\nmerge = numStartups;projects.*.allowedTools\n", -1,
+	                    NULL);
+	g_setenv("XDG_CONFIG_HOME", dir, TRUE);
+	g_autoptr(GError) e = NULL;
+	assert_null(vr_profile_load("greedy", "/home/u", &e));
+	assert_non_null(strstr(e->message, "projects.*.allowedTools"));
+	assert_non_null(strstr(e->message, "never merged"));
+	g_setenv("XDG_CONFIG_HOME", "/nonexistent-vr-test", TRUE);
+	g_unlink(file);
+	g_rmdir(pdir);
+	g_autofree char *vdir = g_build_filename(dir, "vault-run", NULL);
+	g_rmdir(vdir);
+	g_rmdir(dir);
 }
 
 static void command_selects_profile(void **state)
@@ -118,6 +161,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_shipped_profile_loads),
 		cmocka_unit_test(opencode_profile_names_its_directories),
+		cmocka_unit_test(merge_keys_that_run_things_are_refused),
 		cmocka_unit_test(claude_keeps_settings_read_only),
 		cmocka_unit_test(command_selects_profile),
 		cmocka_unit_test(bad_names_and_keys_are_refused),
