@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake gcc pkg-config make libfuse3-dev fuse3 libglib2.0-dev libcmocka-dev
+packages=(cmake gcc pkg-config make libfuse3-dev fuse3 libglib2.0-dev libjson-glib-dev libcmocka-dev
           libseccomp-dev git)
 missing=()
 for p in "${packages[@]}"; do
