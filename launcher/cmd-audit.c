@@ -101,7 +101,10 @@ static bool matches(const Options *o, const VrAuditRecord *r, int64_t first_us)
 	if (o->globs) {
 		bool any = false;
 		for (char **g = o->globs; *g && !any; g++) {
-			const char *cands[] = {r->path, r->target};
+			/* Another view's paths match as host paths (root/path). */
+			g_autofree char *path = vr_audit_record_where(r, r->path);
+			g_autofree char *target = vr_audit_record_where(r, r->target);
+			const char *cands[] = {path, target};
 			for (size_t i = 0; i < 2 && !any; i++) {
 				const char *p = cands[i];
 				if (!p)
@@ -179,11 +182,13 @@ static void print_event(const Options *o, const VrAuditRecord *r)
 	} else if (r->op && strcmp(r->op, "run-end") == 0) {
 		g_string_append_printf(l, "exit %" PRId64, r->exit_status);
 	} else {
-		vr_audit_append_printable(l, r->path ? r->path : "");
+		g_autofree char *where = vr_audit_record_where(r, r->path ? r->path : "");
+		vr_audit_append_printable(l, where);
 	}
 	if (r->target) {
+		g_autofree char *target = vr_audit_record_where(r, r->target);
 		g_string_append(l, " -> ");
-		vr_audit_append_printable(l, r->target);
+		vr_audit_append_printable(l, target);
 	}
 	if (r->rule) {
 		g_string_append(l, "  [");
