@@ -101,7 +101,8 @@ gboolean vr_run_copies_prepare(VrRunCopies *c, const char *project, const VrRunP
 			g_ptr_array_add(it->merge, g_strdup(f->merge->pdata[j]));
 		g_ptr_array_add(c->items, it);
 		int fd = open(it->copy, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0 || vr_write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+		/* No fsync: the copy lives for the run only. */
+		if (fd < 0 || vr_write_all(fd, data, len) < 0) {
 			int e = errno;
 			if (fd >= 0)
 				close(fd);

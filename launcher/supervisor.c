@@ -363,21 +363,26 @@ static int await_line(pid_t *pid, int *ready_fd, const char *want, const char *w
  * most PIPE_BUF bytes (atomic: the daemon reads all of it or nothing, and
  * then compiles it itself), then FD is closed. A daemon that died already
  * must not take us with it: SIGPIPE is ignored for that write. */
-static void send_daemon_filter(int fd)
+static void write_daemon_filter(int fd, const VrSeccompProg *prog)
 {
-	VrSeccompProg prog;
-	if (fd >= 0 && vr_confine_seccomp_prepare(VR_CONFINE_UMOUNT_NOOP, &prog) == 0) {
-		size_t n = prog.len * sizeof *prog.insns;
-		if (n <= PIPE_BUF) {
-			struct sigaction ign = {.sa_handler = SIG_IGN}, old;
-			sigaction(SIGPIPE, &ign, &old);
-			(void)!write(fd, prog.insns, n);
-			sigaction(SIGPIPE, &old, NULL);
-		}
-		vr_seccomp_prog_free(&prog);
+	size_t n = prog->insns ? prog->len * sizeof *prog->insns : 0;
+	if (fd >= 0 && n && n <= PIPE_BUF) {
+		struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+		sigaction(SIGPIPE, &ign, &old);
+		(void)!write(fd, prog->insns, n);
+		sigaction(SIGPIPE, &old, NULL);
 	}
 	if (fd >= 0)
 		close(fd);
+}
+
+static void send_daemon_filter(int fd)
+{
+	VrSeccompProg prog = {NULL, 0};
+	if (fd >= 0 && vr_confine_seccomp_prepare(VR_CONFINE_UMOUNT_NOOP, &prog) < 0)
+		vr_seccomp_prog_free(&prog);
+	write_daemon_filter(fd, &prog);
+	vr_seccomp_prog_free(&prog);
 }
 
 /* Options shared by every daemon of the run: who the agent is. */
@@ -431,7 +436,7 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConf
  * daemon's end of the socket, and mounts in a namespace of its own. The
  * pid, or -1 (logged). */
 static pid_t start_extra_view(VrExtraView *e, const VrRunPlan *plan, const VrConfig *config, const VrIdentity *id,
-                              uid_t agent_uid, gid_t agent_gid, const VrRunAudit *audit)
+                              uid_t agent_uid, gid_t agent_gid, const VrRunAudit *audit, int *filter_fd)
 {
 	VrViewOptions o;
 	view_options_base(&o, id, agent_uid, agent_gid);
@@ -450,7 +455,7 @@ static pid_t start_extra_view(VrExtraView *e, const VrRunPlan *plan, const VrCon
 	if (level && vr_audit_level_parse(level) >= 0)
 		o.audit_level = (VrAuditLevel)vr_audit_level_parse(level);
 	e->pid = start_daemon(&o, (const int[]){audit->daemon_fd, audit->log_fd, audit->dir_fd, -1}, true,
-	                      &e->ready_fd, NULL);
+	                      &e->ready_fd, filter_fd);
 	close(e->root_fd); /* the daemon has it */
 	e->root_fd = -1;
 	return e->pid;
@@ -858,10 +863,22 @@ int vr_supervisor_run(VrRunPlan *plan)
 
 	/* The other views first: their namespaces then hold no copy of the
 	 * project's view. */
+	/* With other views, the daemons' filter is compiled once, before the
+	 * first of them, and each gets it (and EOF) right after its fork: a
+	 * pipe still open here would be inherited by the next daemon, and the
+	 * one reading it would wait for that daemon's end. */
+	VrSeccompProg shared_filter = {NULL, 0};
+	if (views->views->len && vr_confine_seccomp_prepare(VR_CONFINE_UMOUNT_NOOP, &shared_filter) < 0)
+		vr_seccomp_prog_free(&shared_filter); /* each compiles its own */
 	for (guint i = 0; i < views->views->len; i++) {
 		VrExtraView *e = views->views->pdata[i];
-		if (start_extra_view(e, plan, config, &id, agent_uid, agent_gid, &audit) < 0)
+		int filter = -1;
+		pid_t pid = start_extra_view(e, plan, config, &id, agent_uid, agent_gid, &audit, &filter);
+		write_daemon_filter(filter, &shared_filter);
+		if (pid < 0) {
+			vr_seccomp_prog_free(&shared_filter);
 			goto out;
+		}
 		g_array_append_val(guards, e->pid);
 	}
 	int daemon_filter = -1;
@@ -875,7 +892,11 @@ int vr_supervisor_run(VrRunPlan *plan)
 	 * daemon mounts: not in the daemon between "mounted" and "ready", not
 	 * in the sandbox's child between "ready" and exec. The pipe is closed
 	 * before anything else is forked (EOF for the daemon). */
-	send_daemon_filter(daemon_filter);
+	if (shared_filter.insns)
+		write_daemon_filter(daemon_filter, &shared_filter);
+	else
+		send_daemon_filter(daemon_filter);
+	vr_seccomp_prog_free(&shared_filter);
 	if (vr_sandbox_seccomp_prepare(plan->allow_userns, &sandbox_seccomp) < 0)
 		vr_seccomp_prog_free(&sandbox_seccomp); /* the child compiles it then, and says why */
 	if (await_line(&daemon, &daemon_ready, "mounted", "the project view") < 0)

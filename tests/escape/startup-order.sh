@@ -15,8 +15,12 @@
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
 vr_require_sandbox
-mkdir -p "$T/p/src" "$T/ctl"
-chmod 0777 "$T/ctl" # COMMAND runs as 65534 when we are host root
+# The side channel is a directory of the project, COMMAND's working
+# directory: a --bind from outside it would be a view of its own (one
+# door), a second daemon to count; a bind from inside it would be built
+# through the view before it serves.
+mkdir -p "$T/p/src" "$T/p/ctl"
+chmod 0777 "$T/p/ctl" # COMMAND runs as 65534 when we are host root
 echo 'int main(void) { return 0; }' >"$T/p/src/main.c"
 no_leftovers() {  # no_leftovers WHAT
 	vr_check_not "$1: no mount is left under the test dir" sh -c "awk -v t='$T' 'index(\$5, t) == 1' /proc/self/mountinfo | grep -q ."
@@ -25,11 +29,11 @@ no_leftovers() {  # no_leftovers WHAT
 
 # --- fail: the daemon cannot confine itself after it mounted ---
 st=0
-VR_TEST_CONFINE=fail timeout 60 "$VR" --project "$T/p" --profile none --bind "$T/ctl" /ctl \
-	--chdir /ctl -- sh -c 'touch /ctl/ran; echo leaked >'"$T/p"'/src/leaked' >"$T/fail.out" 2>"$T/fail.err" || st=$?
+VR_TEST_CONFINE=fail timeout 60 "$VR" --project "$T/p" --profile none \
+	--chdir "$T/p/ctl" -- sh -c 'touch ran; echo leaked >'"$T/p"'/src/leaked' >"$T/fail.out" 2>"$T/fail.err" || st=$?
 cat "$T/fail.err"
 vr_check "fail: vault-run exits 125 (exit $st)" test "$st" = 125
-vr_check_not "fail: COMMAND never ran" test -e "$T/ctl/ran"
+vr_check_not "fail: COMMAND never ran" test -e "$T/p/ctl/ran"
 vr_check_not "fail: nothing reached the project" test -e "$T/p/src/leaked"
 vr_check "fail: the daemon said why" grep -q "cannot confine itself" "$T/fail.err"
 vr_check "fail: the supervisor said the view could not be started" \
@@ -38,17 +42,17 @@ vr_check "fail: two lines, no noise from the sandbox" test "$(grep -c . "$T/fail
 no_leftovers fail
 
 # --- slow: COMMAND starts only after the daemon is confined ---
-VR_TEST_CONFINE=slow "$VR" --project "$T/p" --profile none --bind "$T/ctl" /ctl --chdir /ctl -- sh -c '
-	touch /ctl/started
-	cat '"$T/p"'/src/main.c >/ctl/copy
-	for i in $(seq 1 600); do [ -e /ctl/stop ] && exit 0; sleep 0.1; done
+VR_TEST_CONFINE=slow "$VR" --project "$T/p" --profile none --chdir "$T/p/ctl" -- sh -c '
+	touch started
+	cat '"$T/p"'/src/main.c >copy
+	for i in $(seq 1 600); do [ -e stop ] && exit 0; sleep 0.1; done
 	exit 3' >"$T/slow.out" 2>&1 &
 VRPID=$!
-for _ in $(seq 1 1200); do [ -e "$T/ctl/started" ] && break; sleep 0.05; done
+for _ in $(seq 1 1200); do [ -e "$T/p/ctl/started" ] && break; sleep 0.05; done
 status_of() { awk -v k="$2:" '$1 == k { print $2 }' "$1" 2>/dev/null; }
 ourpidns=$(readlink /proc/self/ns/pid)
 daemons=0
-if [ -e "$T/ctl/started" ]; then
+if [ -e "$T/p/ctl/started" ]; then
 	vr_pass "slow: COMMAND started"
 	for child in $(cat /proc/$VRPID/task/*/children 2>/dev/null); do
 		[ "$(readlink /proc/$child/ns/pid 2>/dev/null)" = "$ourpidns" ] || continue # the sandbox
@@ -64,11 +68,11 @@ else
 	vr_fail "slow: COMMAND did not start within 60 s"
 fi
 vr_check "slow: the view daemon was found" test "$daemons" = 1
-touch "$T/ctl/stop"
+touch "$T/p/ctl/stop"
 st=0
 wait $VRPID || st=$?
 vr_check "slow: the run ended normally (exit $st)" test "$st" = 0
-vr_check "slow: COMMAND read its project through the view" cmp "$T/p/src/main.c" "$T/ctl/copy"
+vr_check "slow: COMMAND read its project through the view" cmp "$T/p/src/main.c" "$T/p/ctl/copy"
 no_leftovers slow
 [ "$vr_failures" = 0 ] || cat "$T/slow.out"
 vr_done
