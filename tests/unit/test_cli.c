@@ -39,6 +39,16 @@ static void test_basic(void **state)
 	assert_null(p->command[3]);
 }
 
+static void test_allow_home_project(void **state)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(VrRunPlan) d = parse(&error, "true", NULL);
+	assert_false(d->allow_home_project);
+	g_autoptr(VrRunPlan) p = parse(&error, "--allow-home-project", "--project", "~", "true", NULL);
+	assert_non_null(p);
+	assert_true(p->allow_home_project);
+}
+
 static void test_net_allow_profile_quiet(void **state)
 {
 	g_autoptr(GError) error = NULL;
@@ -269,6 +279,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_basic),
+		cmocka_unit_test(test_allow_home_project),
 		cmocka_unit_test(test_scan_mode),
 		cmocka_unit_test(test_command_without_dashdash),
 		cmocka_unit_test(test_dash_command_after_dashdash),
