@@ -10,9 +10,9 @@ static void print_list(const char *label, GPtrArray *items)
 {
 	if (items->len == 0)
 		return;
-	printf("  %-10s", label);
+	printf("  %-14s", label);
 	for (guint i = 0; i < items->len; i++)
-		printf("%s%s", i ? "\n            " : "", (char *)items->pdata[i]);
+		printf("%s%s", i ? "\n                " : "", (char *)items->pdata[i]);
 	printf("\n");
 }
 
@@ -41,6 +41,9 @@ int vr_cmd_profiles(int argc, char **argv)
 		print_list("read-only", p->ro);
 		print_list("writable", p->rw);
 		print_list("kept ro", p->ro_inside);
+		print_list("per-run copy", p->copy);
+		print_list("merged back", p->merge);
+		print_list("per-run tmpfs", p->tmpfs);
 		print_list("env", p->env_allow);
 		print_list("net", p->net_allow);
 		return VR_EXIT_OK;

@@ -6,6 +6,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -38,8 +40,53 @@ guint vr_run_copies_count(const VrRunCopies *c) { return c->items ? c->items->le
 const char *vr_run_copies_copy_path(const VrRunCopies *c, guint i) { return ((Item *)c->items->pdata[i])->copy; }
 const char *vr_run_copies_host_path(const VrRunCopies *c, guint i) { return ((Item *)c->items->pdata[i])->host; }
 
+static void remove_tree(int dfd)
+{
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == 0 || errno != EISDIR)
+			continue;
+		int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0)
+			remove_tree(sub);
+		unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+	}
+	if (d)
+		closedir(d);
+	else
+		close(dfd);
+}
+
+/* The copies of runs killed before their end (a copy of ~/.claude.json
+ * may hold a key): every copy-* directory of the state directory whose
+ * lock nobody holds any more. Never follows a symlink. */
+static void sweep_stale(const char *state)
+{
+	g_autoptr(GDir) dir = g_dir_open(state, 0, NULL);
+	const char *name;
+	while (dir && (name = g_dir_read_name(dir))) {
+		if (!g_str_has_prefix(name, "copy-"))
+			continue;
+		g_autofree char *path = g_build_filename(state, name, NULL);
+		int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+			close(fd);
+			continue; /* a live run's */
+		}
+		remove_tree(dup(fd));
+		rmdir(path);
+		close(fd);
+	}
+}
+
 /* The copy directory, made on first use: copy-XXXXXX, 0700, in the
- * project's checked state directory (the user's own, outside any project). */
+ * project's checked state directory (the user's own, outside any project),
+ * locked for as long as this run lives (sweep_stale). */
 static gboolean ensure_dir(VrRunCopies *c, const char *project, GError **error)
 {
 	if (c->dir)
@@ -56,19 +103,25 @@ static gboolean ensure_dir(VrRunCopies *c, const char *project, GError **error)
 		            "per-run copies: %s", g_strerror(-r));
 		return FALSE;
 	}
+	sweep_stale(state);
 	g_autofree char *tmpl = g_build_filename(state, "copy-XXXXXX", NULL);
 	if (!g_mkdtemp_full(tmpl, 0700)) {
 		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot make %s: %s", tmpl,
 		            g_strerror(errno));
 		return FALSE;
 	}
+	/* The lock goes with our descriptor (and the daemons' inherited
+	 * copies): it ends when the run's last process does. */
+	c->lock_fd = open(tmpl, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (c->lock_fd >= 0)
+		flock(c->lock_fd, LOCK_EX);
 	c->dir = g_steal_pointer(&tmpl);
 	return TRUE;
 }
 
 gboolean vr_run_copies_prepare(VrRunCopies *c, const char *project, const VrRunPlan *plan, GError **error)
 {
-	*c = (VrRunCopies){NULL, g_ptr_array_new_with_free_func(item_free)};
+	*c = (VrRunCopies){NULL, g_ptr_array_new_with_free_func(item_free), -1};
 	for (guint i = 0; plan->copies && i < plan->copies->len; i++) {
 		const VrCopyFile *f = plan->copies->pdata[i];
 		g_autofree char *data = NULL;
@@ -307,6 +360,9 @@ void vr_run_copies_clear(VrRunCopies *c)
 	}
 	if (c->dir)
 		rmdir(c->dir);
+	if (c->lock_fd > 0)
+		close(c->lock_fd);
+	c->lock_fd = -1;
 	g_clear_pointer(&c->dir, g_free);
 	g_clear_pointer(&c->items, g_ptr_array_unref);
 }

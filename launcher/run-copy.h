@@ -16,6 +16,7 @@
 typedef struct {
 	char *dir;         /* this run's copy directory, or NULL: no copies */
 	GPtrArray *items;  /* private: what was copied */
+	int lock_fd;       /* an flock on dir while the run lives (stale copies are swept), or -1 */
 } VrRunCopies;
 
 /* Copies each of PLAN's copies that exists into a new directory below
