@@ -45,6 +45,7 @@ VrViews *vr_views_new(const char *project)
 	VrViews *v = g_new0(VrViews, 1);
 	v->project = g_strdup(project);
 	v->views = g_ptr_array_new_with_free_func(view_free);
+	v->protected = g_ptr_array_new_with_free_func(g_free);
 	return v;
 }
 
@@ -54,6 +55,7 @@ void vr_views_free(VrViews *v)
 		return;
 	g_free(v->project);
 	g_ptr_array_unref(v->views);
+	g_ptr_array_unref(v->protected);
 	g_free(v);
 }
 
@@ -118,6 +120,39 @@ gboolean vr_views_add_guarded(VrViews *v, const VrGuardedDir *g, GError **error)
 	return TRUE;
 }
 
+void vr_views_protect(VrViews *v, const char *path, const char *what, gboolean only_containing)
+{
+	/* Resolved as far as it exists: the state directory may not yet. */
+	g_autofree char *abs = g_canonicalize_filename(path, NULL);
+	g_autofree char *rest = NULL;
+	char real[PATH_MAX];
+	while (!realpath(abs, real) && strcmp(abs, "/") != 0) {
+		g_autofree char *base = g_path_get_basename(abs);
+		char *joined = rest ? g_build_filename(base, rest, NULL) : g_strdup(base);
+		g_free(rest);
+		rest = joined;
+		char *parent = g_path_get_dirname(abs);
+		g_free(abs);
+		abs = parent;
+	}
+	g_autofree char *full = rest ? g_build_filename(real, rest, NULL) : g_strdup(real);
+	g_ptr_array_add(v->protected, g_strdup_printf("%c\n%s\n%s", only_containing ? 'C' : 'O', full, what));
+}
+
+/* REAL (a writable bind's source) and one of vault-run's own directories
+ * overlap: the agent would rewrite the run's log or rules. */
+static gboolean check_protected(VrViews *v, const char *src, const char *real, GError **error)
+{
+	for (guint i = 0; i < v->protected->len; i++) {
+		g_auto(GStrv) pw = g_strsplit(v->protected->pdata[i], "\n", 3);
+		gboolean holds = path_is_under(pw[1], real);
+		if (holds || (pw[0][0] == 'O' && path_is_under(real, pw[1])))
+			return refuse(error, "--bind %s: it %s %s %s, which the agent must not write; bind another "
+			              "directory", src, holds ? "holds" : "is inside", pw[2], pw[1]);
+	}
+	return TRUE;
+}
+
 gboolean vr_views_add_bind(VrViews *v, const char *src, int flags, GError **error)
 {
 	char real[PATH_MAX];
@@ -127,12 +162,14 @@ gboolean vr_views_add_bind(VrViews *v, const char *src, int flags, GError **erro
 			return TRUE;
 		return refuse(error, "bind source %s: %s", src, g_strerror(errno));
 	}
-	if (!S_ISDIR(st.st_mode))
-		return TRUE; /* a file is routed on its own (vr_views_route) */
-	if (path_is_under(v->project, real))
+	if (S_ISDIR(st.st_mode) && path_is_under(v->project, real))
 		return refuse(error, "--bind %s: it %s the project %s, whose view it would bypass; bind a directory "
 		              "beside the project, or make the project %s itself", src,
 		              strcmp(real, v->project) == 0 ? "is" : "contains", v->project, real);
+	if (!check_protected(v, src, real, error))
+		return FALSE;
+	if (!S_ISDIR(st.st_mode))
+		return TRUE; /* a file is routed on its own (vr_views_route) */
 	if (path_is_under(real, v->project))
 		return TRUE; /* inside the project: its view serves it */
 	if (find_root(v, real, NULL))

@@ -39,6 +39,7 @@ typedef struct {
 typedef struct {
 	char *project;       /* the real project directory */
 	GPtrArray *views;    /* VrExtraView *, the live ones in start order */
+	GPtrArray *protected; /* char *: "C|O\nPATH\nWHAT" of vault-run's own (C: only containing it counts) */
 } VrViews;
 
 /* Where a daemon mounts its view, in its own mount namespace. */
@@ -57,6 +58,11 @@ gboolean vr_views_add_guarded(VrViews *v, const VrGuardedDir *g, GError **error)
  * (VR_CLI_ERROR_BAD_VALUE, the message names SRC and why) when it is or
  * contains the project or another guarded view. */
 gboolean vr_views_add_bind(VrViews *v, const char *src, int flags, GError **error);
+/* PATH (WHAT names it in messages) is vault-run's own — its state
+ * directory with the audit logs, its config directory, the --audit file: a
+ * writable bind that contains it (or, unless ONLY_CONTAINING, lies inside
+ * it) is refused. Call before vr_views_add_bind. */
+void vr_views_protect(VrViews *v, const char *path, const char *what, gboolean only_containing);
 /* After every add: --bind views inside others are served by those. */
 void vr_views_prune(VrViews *v);
 

@@ -46,6 +46,8 @@
 #include "run-copy.h"
 #include "run-secrets.h"
 #include "run-views.h"
+#include "audit-sinks.h"
+#include "state-dir.h"
 #include "undo.h"
 #include "view.h"
 #include "confine.h"
@@ -514,6 +516,17 @@ static gboolean add_bind_op(OpList *l, VrViews *views, const char *src, const ch
 static gboolean plan_views(VrViews *views, const VrRunPlan *plan, const VrConfig *config, guint first_user)
 {
 	g_autoptr(GError) error = NULL;
+	/* vault-run's own: the logs, the rules, the --audit file. */
+	g_autofree char *state = NULL, *user_config = vr_config_user_path();
+	if (vr_state_base_dir(&state) == 0)
+		vr_views_protect(views, state, "vault-run's state directory (the audit logs)", FALSE);
+	g_autofree char *config_dir = g_path_get_dirname(user_config);
+	vr_views_protect(views, config_dir, "vault-run's config directory", FALSE);
+	VrAuditSinks sinks = {0};
+	const char *list = plan->audit_path ? plan->audit_path : config->audit_path;
+	if (list && vr_audit_sinks_parse(list, &sinks, NULL) && sinks.file)
+		vr_views_protect(views, sinks.file, "the audit log", TRUE);
+	vr_audit_sinks_clear(&sinks);
 	for (guint i = 0; plan->guarded_dirs && i < plan->guarded_dirs->len; i++)
 		if (!vr_views_add_guarded(views, g_ptr_array_index(plan->guarded_dirs, i), &error))
 			goto refused;

@@ -83,6 +83,10 @@ echo '{"a":1}' >"$F"
 vr_expect_status 125 "a writable bind that contains the project is refused" run --bind "$T" "$T" -- true
 err=$(run --bind "$T" /x -- true 2>&1) || true
 vr_check "… saying why in one line" test "$(grep -c 'contains the project' <<<"$err")" = 1
+mkdir -p "$XDG_STATE_HOME/vault-run"
+vr_expect_status 125 "a writable bind of vault-run's state directory (the audit logs) is refused" \
+	run --bind "$XDG_STATE_HOME" /x -- true
+vr_expect_status 125 "… and one holding the run's --audit file" run --audit "$B/log.jsonl" --bind "$B" /x -- true
 vr_expect_status 125 "--dev-bind of a directory is refused" run --dev-bind "$B" /x -- true
 vr_expect_status 0 "--dev-bind of a device node works" run --quiet --dev-bind /dev/null /x -- test -c /x
 vr_check "the host's files are byte-identical in the end" test "$(sums)" = "$before"
