@@ -1148,6 +1148,9 @@ out:
 	/* The proxy and the other views first: their last records go out as
 	 * they end, and must reach the log before run-end. */
 	stop_daemon(proxy, "the network proxy");
+	/* All told at once: each takes its ~15 ms to unmount and flush. */
+	signal_daemons(-1, guards, SIGTERM);
+	signal_daemons(-1, guards, SIGCONT);
 	for (guint i = 0; i < guards->len; i++)
 		stop_daemon(g_array_index(guards, pid_t, i), "a view");
 	if (daemon > 0 && started)
