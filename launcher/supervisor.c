@@ -569,7 +569,18 @@ static void signal_daemons(pid_t daemon, GArray *guards, int sig)
 static void continue_daemons(pid_t daemon, GArray *guards) { signal_daemons(daemon, guards, SIGCONT); }
 static void kill_daemons(pid_t daemon, GArray *guards) { signal_daemons(daemon, guards, SIGKILL); }
 
-/* SIGTERM and wait, as at the end of a run; warns on an unclean end. */
+/* Waits for a daemon told to stop; warns on an unclean end. */
+static int await_stop(pid_t pid, const char *what)
+{
+	if (pid <= 0)
+		return 0;
+	int st = wait_deadline(pid, 10);
+	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) && vr_exit_status(st) != VR_VIEW_EXIT_AUDIT_FAILED)
+		vr_warning("%s ended with status %d", what, vr_exit_status(st));
+	return vr_exit_status(st);
+}
+
+/* SIGTERM and wait, as at the end of a run. */
 static int stop_daemon(pid_t pid, const char *what)
 {
 	if (pid <= 0)
@@ -578,10 +589,7 @@ static int stop_daemon(pid_t pid, const char *what)
 	/* A stopped daemon would keep the SIGTERM pending for the whole
 	 * deadline: let it run so it can flush and exit now. */
 	kill(pid, SIGCONT);
-	int st = wait_deadline(pid, 10);
-	if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) && vr_exit_status(st) != VR_VIEW_EXIT_AUDIT_FAILED)
-		vr_warning("%s ended with status %d", what, vr_exit_status(st));
-	return vr_exit_status(st);
+	return await_stop(pid, what);
 }
 
 /* One byte to the sandbox's pid 1. A pid 1 that died building its root
@@ -1148,11 +1156,13 @@ out:
 	/* The proxy and the other views first: their last records go out as
 	 * they end, and must reach the log before run-end. */
 	stop_daemon(proxy, "the network proxy");
-	/* All told at once: each takes its ~15 ms to unmount and flush. */
+	/* All told at once (each takes its ~15 ms to unmount and flush), and
+	 * once: a second SIGTERM after the daemon dropped its handler would
+	 * kill it before its last records are sent. */
 	signal_daemons(-1, guards, SIGTERM);
 	signal_daemons(-1, guards, SIGCONT);
 	for (guint i = 0; i < guards->len; i++)
-		stop_daemon(g_array_index(guards, pid_t, i), "a view");
+		await_stop(g_array_index(guards, pid_t, i), "a view");
 	if (daemon > 0 && started)
 		vr_run_copies_finish(&copies, mount_at, &audit);
 	vr_run_copies_clear(&copies);

@@ -62,6 +62,9 @@ vr_check "… and the write reaches the host" grep -qx out "$B/out.txt"
 vr_check "the write is in the run's one log, with its root" \
 	grep -q "\"root\":\"$B\",\"op\":\"create\",\"path\":\"out.txt\",\"result\":\"ok\"" "$LOG"
 vr_check "the summary counts it as a write outside the project" grep -q '1 written.*(1 of them outside the project)' <<<"$out"
+vr_check "the view stopped cleanly, its last record before run-end" \
+	bash -c "grep -n . '$LOG' | grep -A50 '\"root\":\"$B\",\"op\":\"unmount\"' | grep -q '\"op\":\"run-end\"'"
+vr_check_not "… no view ended by a signal" grep -q 'ended with status' <<<"$out"
 vr_check "the log is one chain, sealed" "$VR" audit verify "$LOG"
 rm -f "$B/out.txt"
 
