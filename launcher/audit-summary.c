@@ -46,6 +46,7 @@ struct VrAuditSummary {
 	GHashTable *conns;    /* "host\0port\0result" → Conn */
 	GHashTable *procs;    /* comm → Proc */
 	GString *scratch;     /* lookup keys, reused */
+	GString *where;       /* another view's root/path, reused */
 };
 
 static void denied_free(gpointer p)
@@ -94,6 +95,7 @@ VrAuditSummary *vr_audit_summary_new(void)
 	s->conns = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, conn_free);
 	s->procs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, proc_free);
 	s->scratch = g_string_new(NULL);
+	s->where = g_string_new(NULL);
 	return s;
 }
 
@@ -114,6 +116,7 @@ void vr_audit_summary_free(VrAuditSummary *s)
 	g_hash_table_unref(s->conns);
 	g_hash_table_unref(s->procs);
 	g_string_free(s->scratch, TRUE);
+	g_string_free(s->where, TRUE);
 	g_free(s);
 }
 
@@ -145,19 +148,34 @@ static void set_add(GHashTable *set, const char *path)
  * (root + path): `settings.json` of ~/.claude is not the project's. */
 static void set_add_rec(VrAuditSummary *s, GHashTable *set, const VrAuditRecord *r, const char *path)
 {
-	g_autofree char *where = vr_audit_record_where(r, path);
-	if (!where || !*where)
+	if (!r->root) {
+		set_add(set, path); /* no allocation per line: a million-line log in constant memory */
 		return;
-	if (r->root && set != s->read && !g_hash_table_contains(s->outside, where))
-		g_hash_table_add(s->outside, g_strdup(where));
-	set_add(set, where);
+	}
+	if (!path)
+		return;
+	GString *w = s->where;
+	g_string_assign(w, r->root);
+	if (*path) {
+		if (w->len && w->str[w->len - 1] != '/')
+			g_string_append_c(w, '/');
+		g_string_append(w, path);
+	}
+	if (set != s->read)
+		set_add(s->outside, w->str);
+	set_add(set, w->str);
 }
 
 static void add_denied(VrAuditSummary *s, const VrAuditRecord *r)
 {
 	const char *src = vr_json_get_string(&r->obj, "rule_source");
-	g_autofree char *where = vr_audit_record_where(r, r->path ? r->path : "");
-	const char *path = where;
+	const char *path = r->path ? r->path : "";
+	if (r->root) { /* another view's: its host path (rare: refusals there) */
+		g_string_assign(s->where, r->root);
+		if (*path)
+			g_string_append_printf(s->where, "/%s", path);
+		path = s->where->str;
+	}
 	/* The key is built in a reused buffer: a log of a million refusals
 	 * costs no allocation per line. */
 	GString *k = s->scratch;
