@@ -109,6 +109,10 @@ gboolean vr_views_add_guarded(VrViews *v, const VrGuardedDir *g, GError **error)
 	struct stat st;
 	if (!realpath(g->dir, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
 		return TRUE; /* not there (yet): nothing to serve */
+	if (path_is_under(v->project, real))
+		return refuse(error, "%s: %s holds the project %s, whose view it would bypass; run the project "
+		              "elsewhere or with --profile none", g->source ? g->source : "a guarded directory", real,
+		              v->project);
 	VrExtraView *e = find_root(v, real, NULL);
 	if (!e && !(e = view_add(v, real, NULL, error)))
 		return FALSE;
