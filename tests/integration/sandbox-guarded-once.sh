@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Guarded harness directories: a profile's writable directory (claude:
-# ~/.claude) is served through a view of its own whose policy is the
-# profile's read-only paths, so the agent keeps writing its sessions there
+# ~/.claude) is served through a view of its own with the run's policy and
+# the profile's read-only paths, so the agent keeps writing its sessions there
 # but cannot plant hooks in settings.json or commands/ that the host obeys
 # on its next run. The control binds the same directory plainly (no
 # profile) and shows the write would otherwise land.
