@@ -155,6 +155,8 @@ void vr_run_plan_free(VrRunPlan *plan)
 		return;
 	g_free(plan->project);
 	g_free(plan->mount_at);
+	g_free(plan->gitfile_dir);
+	g_free(plan->gitfile_why);
 	g_ptr_array_unref(plan->env_allow);
 	g_ptr_array_unref(plan->net_allow);
 	g_ptr_array_unref(plan->net_localhost);

@@ -107,6 +107,12 @@ typedef struct {
 	guint64 journal_max_size;  /* --journal-max-size; 0: the default (1 GiB) */
 	VrLimits limits;           /* --memory/--pids/--cpu; 0: the config's, else none (cgroup.c) */
 	char *scan_mode;           /* --scan mask|refuse|off; NULL: the config's, else mask */
+	/* The project's .git file (run-worktree.c), for the run's audit log:
+	 * the outside git directory it names, and the reason it was opened
+	 * (gitfile_ok) or refused; NULL when .git is none. */
+	char *gitfile_dir;
+	char *gitfile_why;
+	gboolean gitfile_ok;
 	char **command;         /* NULL-terminated; NULL when help/version */
 } VrRunPlan;
 

@@ -136,6 +136,18 @@ void vr_run_audit_send_start(VrRunAudit *a, char *const *argv, const char *proje
 	send_event(a, s);
 }
 
+void vr_run_audit_send_gitfile(VrRunAudit *a, gboolean opened, const char *dir, const char *why)
+{
+	g_autoptr(GString) s = g_string_new("{\"op\":\"gitfile\",\"path\":\".git\",\"result\":");
+	g_string_append(s, opened ? "\"ok\"" : "\"denied\"");
+	g_string_append(s, ",\"target\":");
+	vr_json_append_string(s, dir);
+	g_string_append(s, ",\"reason\":");
+	vr_json_append_string(s, why);
+	g_string_append_printf(s, ",\"pid\":%d}", (int)getpid());
+	send_event(a, s);
+}
+
 void vr_run_audit_send_end(VrRunAudit *a, int exit_status)
 {
 	g_autoptr(GString) s = g_string_new(NULL);

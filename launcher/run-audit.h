@@ -35,6 +35,10 @@ void vr_run_audit_view_options(const VrRunAudit *a, VrViewOptions *o);
  * namespaces/filters in use, the project and the supervisor's pid. */
 void vr_run_audit_send_start(VrRunAudit *a, char *const *argv, const char *project, const char *features,
                              const char *policy_hash);
+/* op "gitfile", path ".git": the project's .git file named DIR outside the
+ * project, which was opened (ok, WHY is "linked worktree" or "submodule")
+ * or refused (result "denied", WHY says what is wrong). */
+void vr_run_audit_send_gitfile(VrRunAudit *a, gboolean opened, const char *dir, const char *why);
 /* SHA-256 (hex) of the effective policy: every rule's kind, pattern and
  * source in order, one per line, so two runs under the same rules have the
  * same hash. g_free() it. */

@@ -5,38 +5,47 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/fd-util.h"
+#include "common/gitfile.h"
 #include "log.h"
 
-/* The built-in read-only rules for `.git/…`, anchored at the git directory
- * itself: what the host's git later executes or obeys. */
+/* The built-in read-only rules for a git directory served by a view of its
+ * own, anchored at the git directory itself: what the host's git later
+ * executes or obeys. */
 static const char *const git_readonly[] = {
 	"/hooks/", "/config", "/config.worktree", "/commondir", "/info/attributes",
-	"/modules/*/hooks/", "/modules/*/config", "/worktrees/*/config.worktree",
-	"/worktrees/*/commondir", "/worktrees/*/gitdir",
+	"/modules/**/hooks/", "/modules/**/config", "/modules/**/config.worktree",
+	"/worktrees/*/config.worktree", "/worktrees/*/commondir", "/worktrees/*/gitdir",
 };
 
-/* Reads "gitdir: DIR" from the project's .git file (not following a
- * symlink there); NULL when .git is a directory, absent, or not that. */
-static char *read_gitdir(const char *project)
+/* The project's .git when it is a regular file (not following a symlink
+ * there), at most VR_GITFILE_MAX bytes, into buf: its length, 0 when .git
+ * is a directory or absent (nothing to do), or -errno. */
+static ssize_t read_dotgit(const char *project, char *buf, size_t size)
 {
 	int dfd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
-		return NULL;
-	int fd = openat(dfd, ".git", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		return 0; /* the supervisor reports a missing project */
+	int fd = openat(dfd, ".git", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int err = errno;
 	close(dfd);
 	if (fd < 0)
-		return NULL;
-	char buf[PATH_MAX + 16] = "";
-	ssize_t n = vr_read_all(fd, buf, sizeof buf - 1);
+		return err == ENOENT || err == EISDIR ? 0 : -err;
+	struct stat st;
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	ssize_t n = vr_read_all(fd, buf, size);
 	close(fd);
-	if (n <= 8 || strncmp(buf, "gitdir: ", 8) != 0)
-		return NULL;
-	buf[strcspn(buf, "\r\n")] = '\0';
-	const char *dir = buf + 8;
-	return g_path_is_absolute(dir) ? g_strdup(dir) : g_build_filename(project, dir, NULL);
+	return n;
 }
 
 static gboolean is_under(const char *path, const char *dir)
@@ -45,45 +54,72 @@ static gboolean is_under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
+static void add_guarded(VrRunPlan *plan, const char *dir)
+{
+	VrGuardedDir *g = g_new0(VrGuardedDir, 1);
+	g->dir = g_strdup(dir);
+	g->readonly = g_ptr_array_new_with_free_func(g_free);
+	for (size_t r = 0; r < G_N_ELEMENTS(git_readonly); r++)
+		g_ptr_array_add(g->readonly, g_strdup(git_readonly[r]));
+	g_ptr_array_add(plan->guarded_dirs, g);
+	VrUserMount m = {.kind = VR_OP_BIND, .src = g_strdup(dir), .dest = g_strdup(dir)};
+	g_array_append_val(plan->mounts, m);
+}
+
 gboolean vr_run_apply_worktree(VrRunPlan *plan, GError **error)
 {
+	(void)error;
 	char project[PATH_MAX];
 	if (!realpath(plan->project ? plan->project : ".", project))
 		return TRUE; /* the supervisor reports a missing project */
-	g_autofree char *gitdir = read_gitdir(project);
-	if (!gitdir)
+	char buf[VR_GITFILE_MAX + 1];
+	ssize_t n = read_dotgit(project, buf, sizeof buf);
+	if (n == 0)
 		return TRUE;
-	char real_gitdir[PATH_MAX], common[PATH_MAX];
-	if (!realpath(gitdir, real_gitdir)) {
-		vr_warning("%s/.git names %s, which does not exist; git will not work inside", project, gitdir);
+	if (n < 0 || (size_t)n > VR_GITFILE_MAX) {
+		vr_warning("%s/.git is not a directory nor a readable \"gitdir:\" file; nothing outside the project "
+		           "is opened for it, so git will not see a repository inside",
+		           project);
 		return TRUE;
 	}
-	/* A linked worktree's git dir names the repository's common dir. */
-	g_autofree char *commondir_file = g_build_filename(real_gitdir, "commondir", NULL);
-	g_autofree char *rel = NULL;
-	g_autofree char *common_path = NULL;
-	if (g_file_get_contents(commondir_file, &rel, NULL, NULL)) {
-		g_strstrip(rel);
-		common_path = g_path_is_absolute(rel) ? g_strdup(rel) : g_build_filename(real_gitdir, rel, NULL);
-	} else {
-		common_path = g_strdup(real_gitdir);
-	}
-	if (!realpath(common_path, common))
-		g_strlcpy(common, real_gitdir, sizeof common);
 
-	const char *dirs[] = {common, real_gitdir};
-	for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++) {
-		if (is_under(dirs[i], project) || (i == 1 && is_under(dirs[i], common)))
-			continue; /* already in the project's view, or in the common dir's */
-		VrGuardedDir *g = g_new0(VrGuardedDir, 1);
-		g->dir = g_strdup(dirs[i]);
-		g->readonly = g_ptr_array_new_with_free_func(g_free);
-		for (size_t r = 0; r < G_N_ELEMENTS(git_readonly); r++)
-			g_ptr_array_add(g->readonly, g_strdup(git_readonly[r]));
-		g_ptr_array_add(plan->guarded_dirs, g);
-		VrUserMount m = {.kind = VR_OP_BIND, .src = g_strdup(dirs[i]), .dest = g_strdup(dirs[i])};
-		g_array_append_val(plan->mounts, m);
-		vr_info("the project is a git worktree: %s is served through a view of its own", dirs[i]);
+	/* Decided from "/" on plain names: the content comes from the project,
+	 * which an earlier run's agent may have written ("gitdir: $HOME"). */
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return TRUE;
+	VrGitfileCheck c = {.root_fd = root, .root = "/", .dir = project, .when = VR_GITFILE_AT_START};
+	VrGitfileVerdict v;
+	int r = vr_gitfile_check(&c, buf, (size_t)n, &v);
+	close(root);
+	if (r < 0) {
+		char named[PATH_MAX] = "";
+		if (vr_gitfile_parse(buf, (size_t)n, named, sizeof named) < 0)
+			g_strlcpy(named, "?", sizeof named);
+		vr_warning("%s/.git names %s, which is refused: %s; nothing outside the project is opened for it, "
+		           "so git will not see a repository inside",
+		           project, named, v.why);
+		plan->gitfile_dir = g_strdup(named);
+		plan->gitfile_why = g_strdup(v.why);
+		return TRUE;
 	}
+
+	/* A linked worktree's administrative directory lies in <C>; a
+	 * submodule's git directory stands alone. */
+	const char *dir = v.kind == VR_GITFILE_WORKTREE ? v.common : v.gitdir;
+	if (is_under(dir, project))
+		return TRUE; /* already in the project's view */
+	add_guarded(plan, dir);
+	plan->gitfile_ok = TRUE;
+	plan->gitfile_dir = g_strdup(dir);
+	plan->gitfile_why = g_strdup(v.kind == VR_GITFILE_WORKTREE ? "linked worktree" : "submodule");
+	if (v.kind == VR_GITFILE_WORKTREE)
+		vr_notice("the project is a linked worktree of %s: that git directory is opened, through a view of its "
+		          "own, so git works inside",
+		          dir);
+	else
+		vr_notice("the project is a submodule checkout: its git directory %s is opened, through a view of its "
+		          "own, so git works inside",
+		          dir);
 	return TRUE;
 }

@@ -861,6 +861,8 @@ int vr_supervisor_run(VrRunPlan *plan)
 	                                            plan->net == VR_NET_ALLOW ? ",proxy" : "");
 	g_autofree char *policy_hash = vr_run_audit_policy_hash(config->policy);
 	vr_run_audit_send_start(&audit, plan->command, project, features, policy_hash);
+	if (plan->gitfile_dir)
+		vr_run_audit_send_gitfile(&audit, plan->gitfile_ok, plan->gitfile_dir, plan->gitfile_why);
 
 	/* Signals are handled through a signalfd; children reset the mask. */
 	sigset_t mask;
