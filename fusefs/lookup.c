@@ -68,13 +68,29 @@ bool vr_dir_is_case_insensitive(int fd)
 	return ci;
 }
 
+/* A name that is not a directory is decided as a file and as a directory,
+ * the stricter answer winning: a symlink named .vscode leads where a
+ * directory of that name would, so `.vscode/` must hold for it; a file of
+ * a directory's name is refused just as well. */
+static VrDecision decide_one(VrDecision pd, const char *relpath, bool is_dir)
+{
+	const VrPolicy *pol = vr_view->policy;
+	VrDecision d = vr_policy_decide_child(pol, pd, relpath, is_dir);
+	if (!is_dir && d.cls != VR_CLASS_HIDE) {
+		VrDecision as_dir = vr_policy_decide_child(pol, pd, relpath, true);
+		if (as_dir.cls > d.cls)
+			d = as_dir;
+	}
+	return d;
+}
+
 VrDecision vr_decide_path(VrDecision pd, const char *relpath, bool is_dir, bool casefold)
 {
-	VrDecision d = vr_policy_decide_child(vr_view->policy, pd, relpath, is_dir);
+	VrDecision d = decide_one(pd, relpath, is_dir);
 	if (casefold && d.cls != VR_CLASS_HIDE) {
 		g_autofree char *lower = g_utf8_strdown(relpath, -1);
 		if (strcmp(lower, relpath) != 0) {
-			VrDecision l = vr_policy_decide_child(vr_view->policy, pd, lower, is_dir);
+			VrDecision l = decide_one(pd, lower, is_dir);
 			if (l.cls > d.cls)
 				d = l;
 		}
@@ -86,10 +102,14 @@ VrDecision vr_decide_child(VrInode *parent, const char *name, bool is_dir, char 
 {
 	pthread_mutex_lock(&vr_view->table_lock);
 	char *relpath = vr_child_relpath(parent->relpath, name);
+	const char *pbase = strrchr(parent->relpath, '/');
+	bool in_hooks = parent->relpath[0] && vr_git_names_hooks(pbase ? pbase + 1 : parent->relpath);
 	VrDecision pd = parent->decision;
 	pthread_mutex_unlock(&vr_view->table_lock);
 
 	VrDecision d = vr_decide_path(pd, relpath, is_dir, parent->casefold);
+	/* hooks/ of a git directory, decided on what the host holds now. */
+	d = vr_git_floor(parent, in_hooks, name, d);
 	if (ret_relpath)
 		*ret_relpath = relpath;
 	else
@@ -256,7 +276,7 @@ int vr_do_lookup(fuse_req_t req, fuse_ino_t parent_ino, const char *name,
 /* Refuses (and logs) unless the new name is plainly visible: hidden,
  * read-only and redacted names cannot be created. */
 bool vr_new_name_allowed(fuse_req_t req, const char *op, VrInode *parent, const char *name,
-                             bool is_dir, char **ret_rel)
+                         mode_t type, char **ret_rel)
 {
 	if (!vr_name_ok(name)) {
 		fuse_reply_err(req, EINVAL);
@@ -266,9 +286,16 @@ bool vr_new_name_allowed(fuse_req_t req, const char *op, VrInode *parent, const 
 	if (vr_stale_parent(req, parent))
 		return false;
 	char *rel = NULL;
+	bool is_dir = type == S_IFDIR;
 	VrDecision d = vr_decide_child(parent, name, is_dir, &rel);
 	if (d.cls != VR_CLASS_VISIBLE && !vr_gitgate_new_name_exempt(op, parent, name, is_dir, d)) {
 		vr_refuse(req, op, rel, d, EACCES);
+		g_free(rel);
+		return false;
+	}
+	const VrRule *git = vr_git_refuse_new(parent, rel, name, type);
+	if (git) {
+		vr_refuse(req, op, rel, (VrDecision){VR_CLASS_READONLY, git}, EACCES);
 		g_free(rel);
 		return false;
 	}

@@ -288,7 +288,7 @@ static void vr_ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 {
 	VrInode *p = vr_inode_get(parent);
 	g_autofree char *rel = NULL;
-	if (!vr_new_name_allowed(req, "mkdir", p, name, true, &rel))
+	if (!vr_new_name_allowed(req, "mkdir", p, name, S_IFDIR, &rel))
 		return;
 	VR_CREATING(p);
 	vr_journal_before_create(p, name, rel);
@@ -305,7 +305,7 @@ static void vr_ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 {
 	VrInode *p = vr_inode_get(parent);
 	g_autofree char *rel = NULL;
-	if (!vr_new_name_allowed(req, "mknod", p, name, false, &rel))
+	if (!vr_new_name_allowed(req, "mknod", p, name, mode & S_IFMT, &rel))
 		return;
 	if (!S_ISREG(mode)) {
 		/* No device nodes (the host would trust them), no fifos or
@@ -331,7 +331,7 @@ static void vr_ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, c
 	g_autofree char *rel = NULL;
 	/* The target is stored as given: it is resolved in the reader's
 	 * namespace (on the view again), never by the daemon. */
-	if (!vr_new_name_allowed(req, "symlink", p, name, false, &rel))
+	if (!vr_new_name_allowed(req, "symlink", p, name, S_IFLNK, &rel))
 		return;
 	VR_CREATING(p);
 	vr_journal_before_create(p, name, rel);
@@ -355,11 +355,16 @@ static void vr_ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, con
 		vr_refuse(req, "link", srel, sd, sd.cls == VR_CLASS_HIDE ? ENOENT : EACCES);
 		return;
 	}
+	/* Writes through a second name of a .git file would bypass its gate. */
+	if (vr_git_is_gitfile(inode)) {
+		vr_refuse(req, "link", srel, (VrDecision){VR_CLASS_READONLY, vr_git_dotgit_rule()}, EACCES);
+		return;
+	}
 	if (!vr_inode_still_named(inode)) {
 		fuse_reply_err(req, ESTALE);
 		return;
 	}
-	if (!vr_new_name_allowed(req, "link", np, newname, false, &rel))
+	if (!vr_new_name_allowed(req, "link", np, newname, 0, &rel))
 		return;
 	VR_CREATING(np);
 	vr_journal_before_create(np, newname, rel);
@@ -472,6 +477,11 @@ static void vr_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (dd.cls != VR_CLASS_VISIBLE) {
 		/* Onto a hidden or read-only name, or into such an area. */
 		vr_refuse(req, "rename", drel, dd, EACCES);
+		return;
+	}
+	const VrRule *git = vr_git_refuse_rename(p, srel, name, sst.st_mode & S_IFMT, np, drel, newname, flags);
+	if (git) {
+		vr_refuse(req, "rename", drel, (VrDecision){VR_CLASS_READONLY, git}, EACCES);
 		return;
 	}
 	/* A file holding a secret found by content is read-only: not moved,

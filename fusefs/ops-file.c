@@ -199,7 +199,7 @@ static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 	g_autofree char *rel = NULL;
 	/* Decided before openat: O_CREAT|O_TRUNC of a hidden name must not
 	 * reach the host file of that name. */
-	if (!vr_new_name_allowed(req, "create", p, name, false, &rel))
+	if (!vr_new_name_allowed(req, "create", p, name, S_IFREG, &rel))
 		return;
 	VR_CREATING(p);
 	vr_journal_before_create(p, name, rel);
@@ -314,6 +314,16 @@ static void vr_ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 		fuse_reply_err(req, EBADF);
 		return;
 	}
+	if (vr_git_is_gitfile(f->inode)) {
+		/* Checked before it reaches the host (gitnames.c). */
+		ssize_t r = vr_git_write(req, f, in_buf, off);
+		file_done(f);
+		if (r < 0)
+			fuse_reply_err(req, (int)-r);
+		else
+			fuse_reply_write(req, (size_t)r);
+		return;
+	}
 	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in_buf));
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = f->fd;
@@ -379,7 +389,9 @@ static void vr_ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	if (!f)
 		return;
 	vr_change_begin(f->inode);
-	int r = !f->writable || f->redacted ? EBADF : fallocate(f->fd, mode, off, len) < 0 ? errno : 0;
+	int r = !f->writable || f->redacted ? EBADF
+	        : vr_git_is_gitfile(f->inode) ? EACCES /* holes would be NULs no check saw */
+	        : fallocate(f->fd, mode, off, len) < 0 ? errno : 0;
 	vr_change_end(f->inode, r == 0);
 	if (r == 0)
 		vr_handle_wrote(req, f);
@@ -401,9 +413,10 @@ static void vr_ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_i
 	}
 	ssize_t res = 0;
 	int err = 0;
-	if (in->redacted) {
-		/* The host copy would carry the clear text: make the kernel
-		 * fall back to reading through the view. */
+	if (in->redacted || vr_git_is_gitfile(out->inode)) {
+		/* The host copy would carry the clear text (or bytes the .git
+		 * gate has not seen): make the kernel fall back to reading and
+		 * writing through the view. */
 		err = EXDEV;
 	} else if (!out->writable || out->redacted) {
 		err = EBADF;

@@ -108,6 +108,7 @@ typedef struct VrView {
 	bool no_open;
 	bool no_opendir;
 	atomic_size_t create_fds;   /* inodes' create_fd held: the evictor counts them */
+	char *agent_root;           /* the project's absolute path as the agent names it (what .git files name) */
 	pthread_mutex_t scan_lock;  /* guards scan_cache and scan_skipped */
 	GHashTable *scan_cache;     /* file version (dev, ino, size, mtime, ctime) → VrScanVerdict */
 	GHashTable *scan_skipped;   /* (dev, ino) whose "too large to scan" note is out */
@@ -256,9 +257,34 @@ bool vr_stale_parent(fuse_req_t req, VrInode *parent);
 /* Replies err after logging a refusal of op on relpath by d. */
 void vr_refuse(fuse_req_t req, const char *op, const char *relpath, VrDecision d, int err);
 bool vr_name_ok(const char *name);
-/* Refuses (replying) unless a new entry may be made under that name. */
+/* Refuses (replying) unless a new entry of TYPE (S_IFDIR, S_IFREG, S_IFLNK,
+ * S_IFIFO; 0 for a second name of an existing file) may be made under that
+ * name: the policy's decision (a non-directory takes the stricter of its
+ * file and directory decisions) and git's own names (gitnames.c). */
 bool vr_new_name_allowed(fuse_req_t req, const char *op, VrInode *parent, const char *name,
-                         bool is_dir, char **ret_rel);
+                         mode_t type, char **ret_rel);
+
+/* gitnames.c: git's own names (docs/policy.md, "Git's own files"). */
+bool vr_git_is_dotgit(const char *name);
+bool vr_git_names_hooks(const char *name);
+/* D, made at least read-only when NAME in PARENT is hooks/ of a git
+ * directory, or PARENT is such a hooks/ (IN_HOOKS: its name is hooks). */
+VrDecision vr_git_floor(VrInode *parent, bool in_hooks, const char *name, VrDecision d);
+/* The rule refusing a new entry of TYPE (as vr_new_name_allowed) at REL,
+ * NAME in PARENT, or NULL when git's names allow it. */
+const VrRule *vr_git_refuse_new(VrInode *parent, const char *rel, const char *name, mode_t type);
+/* The same for renaming NAME (of type STYPE) in P to NEWNAME in NP. */
+const VrRule *vr_git_refuse_rename(VrInode *p, const char *srel, const char *name, mode_t stype,
+                                   VrInode *np, const char *drel, const char *newname, unsigned flags);
+/* A regular file reached as .git: its content is gated. */
+bool vr_git_is_gitfile(VrInode *inode);
+const VrRule *vr_git_dotgit_rule(void);
+/* A write or truncate of a .git file, done only when the content after it
+ * is empty or passes common/gitfile.h's check (a refusal is audited and
+ * gives -EACCES). vr_git_write: bytes written or -errno, f's counters
+ * updated; vr_git_truncate: fd is the caller's open file or -1. */
+ssize_t vr_git_write(fuse_req_t req, VrFile *f, struct fuse_bufvec *in, off_t off);
+int vr_git_truncate(fuse_req_t req, VrInode *inode, int fd, off_t size);
 
 /* ids.c: presented owners and what new objects get (see there). */
 void vr_ids_init(VrView *v);

@@ -255,6 +255,8 @@ int vr_view_run(const VrViewOptions *opts)
 	/* Resolved before mounting: afterwards a stat of the mount point would
 	 * wait for the INIT reply this thread has not sent yet. */
 	mountpoint_abs = realpath(opts->mountpoint, NULL);
+	v.agent_root = g_canonicalize_filename(opts->agent_root ? opts->agent_root
+	                                       : mountpoint_abs ? mountpoint_abs : opts->project, "/");
 	if (fuse_session_mount(v.se, opts->mountpoint) != 0) {
 		ret = vr_log_errno(EIO, "cannot mount the view on %s", opts->mountpoint);
 		goto out_signals;
@@ -344,6 +346,7 @@ out_table:
 	vr_inode_table_free(&v);
 	vr_content_scan_free(&v);
 	g_free(v.root.relpath);
+	g_free(v.agent_root);
 	close(rootfd);
 	vr_view = NULL;
 	return ret;

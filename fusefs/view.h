@@ -31,6 +31,8 @@ int vr_view_scan_mode_parse(const char *name);
 typedef struct {
 	const char *project;     /* host path of the project directory */
 	const char *mountpoint;  /* where to mount; may equal project (mount over it) */
+	const char *agent_root;  /* the project's absolute path as the view's users name it (a sandbox's --mount-at),
+	                          * against which absolute paths in .git files are read; NULL: the mount point */
 	const VrPolicy *policy;
 	const char *audit_path;  /* NULL: no log; "-": stderr; "syslog"; else a file (appended) */
 	int audit_fd;            /* >= 0: append the log to this fd instead (audit_path only names it in

@@ -407,6 +407,7 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConf
 	view_options_base(&o, id, agent_uid, agent_gid);
 	o.project = project;
 	o.mountpoint = project;
+	o.agent_root = plan->mount_at; /* where the sandbox sees it: what its .git files name */
 	o.policy = config->policy;
 	vr_run_scan_options(&o, plan, config);
 	o.audit_path = audit->view_path;

@@ -7,6 +7,7 @@
  * line: "FILE:LINE: what is wrong; what was expected". */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -481,10 +482,74 @@ char *vr_config_user_path(void)
 	return g_build_filename(home, ".config", "vault-run", "config", NULL);
 }
 
+static gboolean is_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	if (n == 1 && dir[0] == '/')
+		return TRUE;
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* The user config may not be reached through a symlink that lies in the
+ * project, nor through any symlink when it lies there itself: an agent
+ * writes the project, and a link there would hand it the user's own rules
+ * (net = host, a read-write bind of /) at the next run. Skipping the file
+ * would drop the user's hide rules, so the run is refused. */
+gboolean vr_config_check_user_path(const char *user, const char *project_dir, GError **error)
+{
+	g_autofree char *project = project_dir ? realpath(project_dir, NULL) : NULL;
+	if (!project)
+		return TRUE; /* no project, or the caller reports it */
+	g_autofree char *lexical = g_canonicalize_filename(user, "/");
+	g_autofree char *crossed = NULL; /* the first symlink on the way */
+	g_autofree char *real_end = NULL; /* where the part that exists really is */
+	for (char *s = lexical + 1;; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+		*s = '\0';
+		struct stat st;
+		gboolean exists = lstat(lexical, &st) == 0;
+		if (exists && S_ISLNK(st.st_mode)) {
+			g_autofree char *dir = g_path_get_dirname(lexical);
+			g_autofree char *rdir = realpath(dir, NULL);
+			g_autofree char *base = g_path_get_basename(lexical);
+			g_autofree char *link = rdir ? g_build_filename(rdir, base, NULL) : NULL;
+			if (link && is_within(link, project)) {
+				g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_IO,
+				            "%s: reached through the symlink %s inside the project %s, which the agent can "
+				            "rewrite; expected a real directory there (replace the link by its target)",
+				            user, link, project);
+				*s = c;
+				return FALSE;
+			}
+			if (!crossed)
+				crossed = g_strdup(lexical);
+		}
+		if (exists) {
+			g_free(real_end);
+			real_end = realpath(lexical, NULL);
+		}
+		*s = c;
+		if (!exists || c == '\0')
+			break;
+	}
+	if (crossed && real_end && is_within(real_end, project)) {
+		g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_IO,
+		            "%s: reached through the symlink %s into the project %s, which the agent can rewrite; "
+		            "expected the user config outside the project or without a symlink on its path",
+		            user, crossed, project);
+		return FALSE;
+	}
+	return TRUE;
+}
+
 gboolean vr_config_load_all(VrConfig *config, const char *project_dir, const char *policy_file,
                             GError **error)
 {
 	g_autofree char *user = vr_config_user_path();
+	if (!vr_config_check_user_path(user, project_dir, error))
+		return FALSE;
 	if (!vr_config_load_file(config, user, VR_SOURCE_USER, TRUE, error))
 		return FALSE;
 	if (project_dir) {

@@ -45,8 +45,13 @@ gboolean vr_config_load_file(VrConfig *config, const char *path, VrConfigSource 
 /* Loads the same from memory (for tests and the fuzzer); name stands for the path. */
 gboolean vr_config_load_data(VrConfig *config, const char *data, gsize len, const char *name,
                              VrConfigSource source, GError **error);
-/* Built-ins → user config → project's .vault-run (if project_dir; then what the
- * project's git configs include and name as core.hooksPath) → policy_file. */
+/* Fails (VR_POLICY_ERROR_IO, one line naming both) when the user config
+ * path USER is reached through a symlink inside PROJECT_DIR, or through any
+ * symlink while it lies inside PROJECT_DIR. */
+gboolean vr_config_check_user_path(const char *user, const char *project_dir, GError **error);
+/* Built-ins → user config (checked as above when project_dir is given) →
+ * project's .vault-run (if project_dir; then what the project's git configs
+ * include and name as core.hooksPath) → policy_file. */
 gboolean vr_config_load_all(VrConfig *config, const char *project_dir, const char *policy_file,
                             GError **error);
 /* Parses a size as [view] scan-max-size takes it ("8M", "512k", bytes). */
