@@ -36,6 +36,7 @@
 #include "audit-out.h"
 #include "common/fd-util.h"
 #include "common/gitfile.h"
+#include "common/resolve.h"
 #include "view-private.h"
 
 static VrRule rule_dotgit = {
@@ -105,20 +106,23 @@ bool vr_git_names_hooks(const char *name)
 	return name_is(name, "hooks");
 }
 
-VrDecision vr_git_floor(VrInode *parent, bool in_hooks, const char *name, VrDecision d)
+VrDecision vr_git_floor(VrInode *parent, const char *hooks_rel, const char *name, VrDecision d)
 {
 	if (d.cls >= VR_CLASS_READONLY || !S_ISDIR(parent->type))
 		return d;
 	VrDecision ro = {VR_CLASS_READONLY, &rule_hooks};
 	if (name_is(name, "hooks"))
 		return gitdir_like(parent->fd) ? stricter(d, ro) : d;
-	/* Inside a hooks/ directory: is its parent a git directory now?
-	 * ".." of a directory is its real parent, never a symlink's. */
-	if (in_hooks) {
-		int up = openat(parent->fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		bool git = up >= 0 && gitdir_like(up);
-		if (up >= 0)
-			close(up);
+	/* Inside a hooks/ directory: is its parent a git directory now? Found
+	 * by name from the root, never by "..": the root is covered by the
+	 * view itself, and ".." arriving there would cross into that mount. */
+	if (hooks_rel) {
+		int up;
+		const char *base;
+		if (vr_resolve_parent(vr_view->root.fd, hooks_rel, &up, &base) < 0)
+			return stricter(d, ro); /* cannot tell: the stricter */
+		bool git = gitdir_like(up);
+		close(up);
 		return git ? stricter(d, ro) : d;
 	}
 	return d;

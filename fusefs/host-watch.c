@@ -425,6 +425,15 @@ static void handle_event_at(Batch *b, const struct inotify_event *ev, gint64 sin
 			}
 			if (!known || (ev->mask & (IN_DELETE | IN_MOVED_FROM)))
 				batch_entry(b, dir_id, name);
+			/* A host symlink whose name a rule covers (links.c): the
+			 * kernel drops what it caches of its target. */
+			VrInode *lt, *lp;
+			g_autofree char *ln = NULL;
+			if (appeared && vr_links_host_changed(dir, name, &lt, &lp, &ln)) {
+				batch_inode(b, node_id(lt), true);
+				if (lp && ln)
+					batch_entry(b, node_id(lp), ln);
+			}
 			if (ev->mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
 				b->names_changed = true;
 			/* A directory moved here by the host: the listing the

@@ -39,7 +39,21 @@ static void inode_free(VrInode *inode)
 	}
 	g_free(inode->relpath);
 	g_free(inode->name);
+	g_free(inode->alias);
 	g_free(inode);
+}
+
+void vr_inode_set_alias(VrInode *inode, char *alias, VrDecision ad)
+{
+	if (inode == &vr_view->root) {
+		g_free(alias);
+		return;
+	}
+	pthread_mutex_lock(&vr_view->table_lock);
+	g_free(inode->alias);
+	inode->alias = alias;
+	inode->alias_decision = ad;
+	pthread_mutex_unlock(&vr_view->table_lock);
 }
 
 void vr_inode_note_entry(VrInode *inode, VrInode *parent, const char *name)

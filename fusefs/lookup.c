@@ -98,23 +98,47 @@ VrDecision vr_decide_path(VrDecision pd, const char *relpath, bool is_dir, bool 
 	return d;
 }
 
-VrDecision vr_decide_child(VrInode *parent, const char *name, bool is_dir, char **ret_relpath)
+VrDecision vr_decide_child_alias(VrInode *parent, const char *name, bool is_dir, char **ret_relpath,
+                                 char **ret_alias, VrDecision *ret_ad)
 {
 	pthread_mutex_lock(&vr_view->table_lock);
 	char *relpath = vr_child_relpath(parent->relpath, name);
 	const char *pbase = strrchr(parent->relpath, '/');
-	bool in_hooks = parent->relpath[0] && vr_git_names_hooks(pbase ? pbase + 1 : parent->relpath);
+	char *hooks_rel = parent->relpath[0] && vr_git_names_hooks(pbase ? pbase + 1 : parent->relpath)
+	                          ? g_strdup(parent->relpath) : NULL;
 	VrDecision pd = parent->decision;
+	char *alias = parent->alias ? vr_child_relpath(parent->alias, name) : NULL;
+	VrDecision apd = parent->alias_decision;
 	pthread_mutex_unlock(&vr_view->table_lock);
 
 	VrDecision d = vr_decide_path(pd, relpath, is_dir, parent->casefold);
+	/* Below the target of a host link whose name a rule covers: also
+	 * decided under the name the link gives it (links.c). */
+	VrDecision ad = {VR_CLASS_VISIBLE, NULL};
+	if (alias) {
+		ad = vr_decide_path(apd, alias, is_dir, parent->casefold);
+		if (ad.cls > d.cls)
+			d = ad;
+	}
 	/* hooks/ of a git directory, decided on what the host holds now. */
-	d = vr_git_floor(parent, in_hooks, name, d);
+	d = vr_git_floor(parent, hooks_rel, name, d);
+	g_free(hooks_rel);
 	if (ret_relpath)
 		*ret_relpath = relpath;
 	else
 		g_free(relpath);
+	if (ret_alias)
+		*ret_alias = alias;
+	else
+		g_free(alias);
+	if (ret_ad)
+		*ret_ad = ad;
 	return d;
+}
+
+VrDecision vr_decide_child(VrInode *parent, const char *name, bool is_dir, char **ret_relpath)
+{
+	return vr_decide_child_alias(parent, name, is_dir, ret_relpath, NULL, NULL);
 }
 
 const char *vr_result_of(VrDecision d)
@@ -242,20 +266,47 @@ int vr_do_lookup(fuse_req_t req, fuse_ino_t parent_ino, const char *name,
 		return -err;
 	}
 
+	/* A symlink whose name a rule covers lends that name to its target. */
+	if (S_ISLNK(st.st_mode)) {
+		g_autofree char *prel = vr_inode_relpath(parent);
+		vr_links_note(parent->fd, prel, name, parent->casefold);
+	}
 	g_autofree char *relpath = NULL;
-	VrDecision d = vr_decide_child(parent, name, S_ISDIR(st.st_mode), &relpath);
+	char *alias = NULL;
+	VrDecision ad;
+	VrDecision d = vr_decide_child_alias(parent, name, S_ISDIR(st.st_mode), &relpath, &alias, &ad);
 	d = vr_gitgate_lookup_decision(parent, name, &st, d);
+	char *lalias = vr_links_alias_of(&st);
+	if (lalias) {
+		g_free(alias);
+		alias = lalias;
+		ad = vr_policy_decide(vr_view->policy, alias, S_ISDIR(st.st_mode));
+		if (ad.cls > d.cls)
+			d = ad;
+	}
 	/* A file with several names takes the strictest class of them all. */
 	vr_hardlinks_note(&st, d);
 	d = vr_hardlinks_decide(vr_view->root.fd, &st, d);
 	if (d.cls == VR_CLASS_HIDE) {
 		close(fd);
+		g_free(alias);
 		if (op)
 			vr_audit_req(req, VR_AUDIT_DENIED, op, relpath, "hidden", d.rule, NULL);
 		return -ENOENT;
 	}
 
 	VrInode *inode = vr_inode_intern(fd, &st, relpath, d);
+	g_autofree char *seen = g_strdup(lalias);
+	if (alias)
+		vr_inode_set_alias(inode, alias, ad);
+	/* A link to it noted by another thread between the look-up above
+	 * and the intern: its walk of the table may have missed this inode. */
+	if (vr_links_recheck(inode, seen)) {
+		vr_inode_forget(inode, 1);
+		if (op)
+			vr_audit_req(req, VR_AUDIT_DENIED, op, relpath, "hidden", NULL, NULL);
+		return -ENOENT;
+	}
 	vr_inode_note_entry(inode, parent, name);
 	/* A directory is watched from its first lookup on, before any of its
 	 * names can be; what changed between the fstat and the watch is read

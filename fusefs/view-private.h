@@ -44,6 +44,11 @@ typedef struct VrInode {
 	 * to it, so the watch does not report that change back as the host's. */
 	atomic_int_fast64_t own_ctime;
 	atomic_int changing;     /* handlers changing it now (vr_change_begin) */
+	/* links.c: the path a host symlink whose name a rule covers gives
+	 * this object (or an ancestor), and its decision; NULL when none.
+	 * Guarded by the table lock. */
+	char *alias;
+	VrDecision alias_decision;
 } VrInode;
 
 /* An open file: fi->fh of an OPEN, or (no-open mode, file-handles.c) a
@@ -226,6 +231,26 @@ static inline void vr_creating_end(VrInode **dir)
 #define VR_CREATING(dir) \
 	__attribute__((cleanup(vr_creating_end), unused)) VrInode *vr_creating_ = vr_creating_begin(dir)
 
+/* links.c: host symlinks whose names a rule covers lend that name to their
+ * in-project target (docs/policy.md, "Symlinks"). */
+/* Before serving: the links at the project's root. */
+void vr_links_scan_root(VrView *v);
+/* A symlink NAME in DIRFD (the directory at DIR_REL) met by a lookup. */
+void vr_links_note(int dirfd, const char *dir_rel, const char *name, bool casefold);
+/* The host watch saw NAME appear in DIR: when it is such a link and its
+ * target is cached, true with the target and the entry (parent, name) the
+ * kernel knows it by, to invalidate (ids only, never dereferenced). */
+bool vr_links_host_changed(VrInode *dir, const char *name, VrInode **ret_target, VrInode **ret_parent,
+                           char **ret_name);
+/* The alias of the object st, or NULL (g_free). */
+char *vr_links_alias_of(const struct stat *st);
+/* After inode was interned: a link noted meanwhile (SEEN: the alias the
+ * lookup already applied, or NULL) is applied now; true when that hides it. */
+bool vr_links_recheck(VrInode *inode, const char *seen);
+void vr_links_free(void);
+/* inode.c: sets inode's alias (taking it) and its decision. */
+void vr_inode_set_alias(VrInode *inode, char *alias, VrDecision ad);
+
 /* lookup.c */
 char *vr_child_relpath(const char *parent, const char *name);
 /* The policy for relpath below a parent decided pd. In a case-insensitive
@@ -236,6 +261,10 @@ bool vr_dir_is_case_insensitive(int fd);
 /* The decision for name in parent (is_dir as the op implies). ret_relpath is
  * the child's relative path (g_free). */
 VrDecision vr_decide_child(VrInode *parent, const char *name, bool is_dir, char **ret_relpath);
+/* The same, also giving the child's alias (links.c) and its decision when
+ * parent has one (*ret_alias NULL otherwise). */
+VrDecision vr_decide_child_alias(VrInode *parent, const char *name, bool is_dir, char **ret_relpath,
+                                 char **ret_alias, VrDecision *ret_ad);
 int vr_do_lookup(fuse_req_t req, fuse_ino_t parent, const char *name, struct fuse_entry_param *e,
                  const char *op);
 int vr_stat_inode(VrInode *inode, struct stat *st);
@@ -268,8 +297,9 @@ bool vr_new_name_allowed(fuse_req_t req, const char *op, VrInode *parent, const 
 bool vr_git_is_dotgit(const char *name);
 bool vr_git_names_hooks(const char *name);
 /* D, made at least read-only when NAME in PARENT is hooks/ of a git
- * directory, or PARENT is such a hooks/ (IN_HOOKS: its name is hooks). */
-VrDecision vr_git_floor(VrInode *parent, bool in_hooks, const char *name, VrDecision d);
+ * directory, or PARENT is such a hooks/ (HOOKS_REL: PARENT's relative path
+ * when its name is hooks, else NULL). */
+VrDecision vr_git_floor(VrInode *parent, const char *hooks_rel, const char *name, VrDecision d);
 /* The rule refusing a new entry of TYPE (as vr_new_name_allowed) at REL,
  * NAME in PARENT, or NULL when git's names allow it. */
 const VrRule *vr_git_refuse_new(VrInode *parent, const char *rel, const char *name, mode_t type);

@@ -272,6 +272,9 @@ int vr_view_run(const VrViewOptions *opts)
 	 * any thread starts (confine.h); the audit writer and the journal open
 	 * what they need after it. */
 	vr_watch_init(&v);
+	/* Links at the root whose names a rule covers (.aws -> dotfiles/aws):
+	 * their targets are decided under those names from the first lookup. */
+	vr_links_scan_root(&v);
 	ret = vr_view_confine(&v);
 	if (ret < 0)
 		goto out_unmount;
@@ -344,6 +347,7 @@ out_table:
 	vr_watch_free();
 	vr_files_close_all(&v);
 	vr_inode_table_free(&v);
+	vr_links_free();
 	vr_content_scan_free(&v);
 	g_free(v.root.relpath);
 	g_free(v.agent_root);
