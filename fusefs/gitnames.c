@@ -20,8 +20,11 @@
  *    HEAD, commondir, objects or refs) is refused while its hooks/ holds
  *    anything but git's own *.sample files: creating hooks first and the
  *    repository after cannot win.
- *  - no symlink is made inside a .git directory: git makes none there, and
- *    one is how a modules/x or worktrees/x would be pointed elsewhere.
+ *  - no symlink is made where git keeps a submodule's or a worktree's git
+ *    directory (.git/modules/x, .git/worktrees/x): one there would point
+ *    that git directory elsewhere. (Elsewhere in .git git makes symlinks
+ *    to probe whether the file system has them: refusing those would set
+ *    core.symlinks = false.)
  *
  * A directory named .git also falls under the built-in patterns
  * (**\/.git/hooks/, …) of policy/defaults.c. */
@@ -58,10 +61,10 @@ static VrRule rule_marker = {
 	.why = (char *)"would make a directory whose hooks/ holds more than *.sample files a git directory",
 };
 static VrRule rule_link_in_gitdir = {
-	.pattern = (char *)"**/.git/**",
+	.pattern = (char *)"**/.git/**/{modules,worktrees}/*",
 	.kind = VR_RULE_READONLY,
 	.source = (char *)"built-in:git",
-	.why = (char *)"no symlink inside a .git directory: git makes none, and one would point a git directory elsewhere",
+	.why = (char *)"no symlink where git keeps a submodule's or worktree's git directory: it would point one elsewhere",
 };
 
 /* Case-insensitively: on a casefold directory ".GIT" is ".git", and a
@@ -172,12 +175,26 @@ static bool makes_gitdir(int dirfd, const char *name)
 	return false;
 }
 
-/* rel lies inside a directory named .git (at any depth). */
-static bool inside_dotgit(const char *rel)
+/* rel is an entry of a modules/ or worktrees/ directory inside a .git
+ * directory: where git keeps a submodule's or a worktree's git directory
+ * (.git/modules/m, .git/modules/a/modules/b, .git/worktrees/w). A symlink
+ * there would point that git directory elsewhere. (git itself makes
+ * symlinks only to probe for them, as .git/tXXXXXX.) */
+static bool gitdir_slot(const char *rel)
 {
-	for (const char *p = rel; *p;) {
+	const char *slash = strrchr(rel, '/');
+	if (!slash)
+		return false;
+	const char *pb = slash;
+	while (pb > rel && pb[-1] != '/')
+		pb--;
+	size_t n = (size_t)(slash - pb);
+	bool slot = (n == 7 && strncasecmp(pb, "modules", 7) == 0) || (n == 9 && strncasecmp(pb, "worktrees", 9) == 0);
+	if (!slot)
+		return false;
+	for (const char *p = rel; p < pb;) {
 		const char *e = strchrnul(p, '/');
-		if (e - p == 4 && strncasecmp(p, ".git", 4) == 0 && *e == '/')
+		if (e - p == 4 && strncasecmp(p, ".git", 4) == 0)
 			return true;
 		p = *e ? e + 1 : e;
 	}
@@ -188,7 +205,7 @@ const VrRule *vr_git_refuse_new(VrInode *parent, const char *rel, const char *na
 {
 	if (vr_git_is_dotgit(name) && type != S_IFDIR && type != S_IFREG)
 		return &rule_dotgit; /* symlink, FIFO, device, second name (type 0) */
-	if (type == S_IFLNK && inside_dotgit(rel))
+	if (type == S_IFLNK && gitdir_slot(rel))
 		return &rule_link_in_gitdir;
 	if (makes_gitdir(parent->fd, name) && !hooks_harmless(parent->fd))
 		return &rule_marker;
@@ -204,7 +221,7 @@ const VrRule *vr_git_refuse_rename(VrInode *p, const char *srel, const char *nam
 		return &rule_dotgit; /* "git init" makes it with mkdir, "git worktree add" with open */
 	if ((flags & RENAME_EXCHANGE) && vr_git_is_dotgit(name))
 		return &rule_dotgit;
-	if (stype == S_IFLNK && inside_dotgit(drel))
+	if (stype == S_IFLNK && gitdir_slot(drel))
 		return &rule_link_in_gitdir;
 	if (makes_gitdir(np->fd, newname) && !hooks_harmless(np->fd))
 		return &rule_marker;

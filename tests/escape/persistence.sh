@@ -7,6 +7,8 @@
 # Then a .vault-run that tries to loosen the policy (show = .env, a
 # [sandbox] group) makes the next start fail: exit 125, one line naming the
 # file and why, COMMAND not run. Control: the same writes work on the host.
+# And a user config reached through a symlink inside the project refuses
+# the start the same way (issue 16 route 3).
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/view-lib.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
@@ -72,4 +74,35 @@ loosen '[policy]\nshow = .env\n' "show = .env"
 loosen '[policy]\nshow = .git/hooks/\n' "show = .git/hooks/"
 loosen '[sandbox]\nenv-allow = *\n' "a [sandbox] group"
 loosen '[policy]\nhide = x\n[sandbox]\nnet = host\n' "[sandbox] net = host after a valid rule"
+rm -f "$P/.vault-run"
+
+# Issue 16 route 3: the user config reached through a symlink inside the
+# project (an earlier run made $XDG_CONFIG_HOME/vault-run a link to a
+# directory it writes). Control: outside this project the link is
+# followed and its [sandbox] net = host is taken.
+mkdir -p "$P/cfgroot" "$P/evil"
+printf '[sandbox]\nnet = host\n' >"$P/evil/config"
+ln -s ../evil "$P/cfgroot/vault-run"
+mkdir -p "$T/other"
+vr_check "control: elsewhere the linked user config is loaded (net = host)" \
+	sh -c "XDG_CONFIG_HOME='$P/cfgroot' '$VR' config show --project '$T/other' | grep -q 'net *host'"
+for how in "a link to a directory in the project" "a link above it"; do
+	if [ "$how" = "a link above it" ]; then
+		rm "$P/cfgroot/vault-run"
+		mkdir -p "$P/evil2/vault-run" "$T/cfg2"
+		printf '[sandbox]\nnet = host\n' >"$P/evil2/vault-run/config"
+		ln -s "$P/evil2" "$T/cfg2/x"
+		cfg="$T/cfg2/x"
+	else
+		cfg="$P/cfgroot"
+	fi
+	rm -f "$P/ran"
+	st=0
+	XDG_CONFIG_HOME=$cfg "$VR" --project "$P" --profile none -- sh -c 'touch "$1/ran"' sh "$P" 2>"$T/err" || st=$?
+	cat "$T/err"
+	vr_check "user config through $how: the start fails with 125 (got $st)" test "$st" = 125
+	vr_check "user config through $how: one line names the symlink" \
+		test "$(wc -l <"$T/err")" = 1 -a -n "$(grep 'symlink' "$T/err")"
+	vr_check "user config through $how: COMMAND did not run" test ! -e "$P/ran"
+done
 vr_done
