@@ -161,18 +161,20 @@ static bool hooks_harmless(int dirfd)
 	return ok;
 }
 
-/* NAME would make parent a git directory it is not yet. */
+/* NAME would make parent a git directory it is not yet. Looks at the
+ * host only for git's marker names: every creation asks. */
 static bool makes_gitdir(int dirfd, const char *name)
 {
-	if (gitdir_like(dirfd))
-		return false;
+	bool marker;
 	if (name_is(name, "HEAD") || name_is(name, "commondir"))
-		return true;
-	if (name_is(name, "objects"))
-		return has(dirfd, "refs");
-	if (name_is(name, "refs"))
-		return has(dirfd, "objects");
-	return false;
+		marker = true;
+	else if (name_is(name, "objects"))
+		marker = has(dirfd, "refs");
+	else if (name_is(name, "refs"))
+		marker = has(dirfd, "objects");
+	else
+		return false;
+	return marker && !gitdir_like(dirfd);
 }
 
 /* rel is an entry of a modules/ or worktrees/ directory inside a .git

@@ -22,18 +22,19 @@ static const char *const git_readonly[] = {
 };
 
 /* The project's .git when it is a regular file (not following a symlink
- * there), at most VR_GITFILE_MAX bytes, into buf: its length, 0 when .git
- * is a directory or absent (nothing to do), or -errno. */
+ * there), at most VR_GITFILE_MAX bytes, into buf: its length; 0 when there
+ * is nothing to do (no .git, a directory, a symlink, or a project that
+ * cannot be opened, which the supervisor reports); -EINVAL for another
+ * file type. */
 static ssize_t read_dotgit(const char *project, char *buf, size_t size)
 {
 	int dfd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return 0; /* the supervisor reports a missing project */
 	int fd = openat(dfd, ".git", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	int err = errno;
 	close(dfd);
 	if (fd < 0)
-		return err == ENOENT || err == EISDIR ? 0 : -err;
+		return 0; /* none, a directory, a symlink (never followed), or the project's own trouble */
 	struct stat st;
 	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
 		close(fd);
