@@ -75,13 +75,8 @@ bool vr_dir_is_case_insensitive(int fd)
 static VrDecision decide_one(VrDecision pd, const char *relpath, bool is_dir)
 {
 	const VrPolicy *pol = vr_view->policy;
-	VrDecision d = vr_policy_decide_child(pol, pd, relpath, is_dir);
-	if (!is_dir && d.cls != VR_CLASS_HIDE) {
-		VrDecision as_dir = vr_policy_decide_child(pol, pd, relpath, true);
-		if (as_dir.cls > d.cls)
-			d = as_dir;
-	}
-	return d;
+	return is_dir ? vr_policy_decide_child(pol, pd, relpath, true)
+	              : vr_policy_decide_child_either(pol, pd, relpath);
 }
 
 VrDecision vr_decide_path(VrDecision pd, const char *relpath, bool is_dir, bool casefold)

@@ -139,3 +139,64 @@ gpointer vr_match_set_best(const VrMatchSet *set, const char *relpath, gboolean 
 		*ret_rank = best->rank;
 	return best->data;
 }
+
+/* best_in for a file and a directory at once: a dirs-only entry can only
+ * be the directory's. */
+static void best_in_both(GArray *a, const Entry **file, const Entry **dir)
+{
+	if (!a)
+		return;
+	for (guint i = 0; i < a->len; i++) {
+		const Entry *e = &g_array_index(a, Entry, i);
+		gboolean want_file = !*file || e->rank > (*file)->rank;
+		gboolean want_dir = !*dir || e->rank > (*dir)->rank;
+		if (!want_file && !want_dir)
+			return;
+		if (want_dir)
+			*dir = e;
+		if (want_file && !vr_match_dir_only(e->m)) {
+			*file = e;
+			return;
+		}
+		if (!want_file)
+			return;
+	}
+}
+
+void vr_match_set_best_both(const VrMatchSet *set, const char *relpath, gpointer *ret_file, gpointer *ret_dir)
+{
+	const char *slash = strrchr(relpath, '/');
+	const char *base = slash ? slash + 1 : relpath;
+	gsize blen = strlen(base);
+	const Entry *file = NULL, *dir = NULL;
+
+	if (g_hash_table_size(set->names))
+		best_in_both(g_hash_table_lookup(set->names, base), &file, &dir);
+	if (g_hash_table_size(set->paths))
+		best_in_both(g_hash_table_lookup(set->paths, relpath), &file, &dir);
+	for (guint i = 0; i < set->suffix_lens->len; i++) {
+		gsize n = g_array_index(set->suffix_lens, gsize, i);
+		if (n <= blen)
+			best_in_both(g_hash_table_lookup(set->suffixes, base + blen - n), &file, &dir);
+	}
+	/* One scan of the general patterns serves both: only a dirs-only
+	 * pattern answers differently for a directory. */
+	for (guint i = 0; i < set->general->len; i++) {
+		const Entry *e = &g_array_index(set->general, Entry, i);
+		gboolean want_file = !file || e->rank > file->rank;
+		gboolean want_dir = !dir || e->rank > dir->rank;
+		if (!want_file && !want_dir)
+			break;
+		if (vr_match_dir_only(e->m)) {
+			if (want_dir && vr_match_path(e->m, relpath, base, TRUE))
+				dir = e;
+		} else if (vr_match_path(e->m, relpath, base, FALSE)) {
+			if (want_file)
+				file = e;
+			if (want_dir)
+				dir = e;
+		}
+	}
+	*ret_file = file ? file->data : NULL;
+	*ret_dir = dir ? dir->data : NULL;
+}

@@ -13,6 +13,14 @@ struct VrMatch {
 	gboolean dir_only;  /* had a trailing slash */
 	VrMatchShape shape;
 	const char *key;    /* into glob: the literal, or the suffix after '*' */
+	/* For VR_MATCH_GENERAL: what the path's last component must start and
+	 * end with (the literal ends of the pattern's last component), checked
+	 * before the matcher runs; most paths fail it. Off (filter FALSE) when
+	 * the last component is "**" or the pattern has '[' or '\'. */
+	gboolean filter;
+	gboolean last_literal; /* the last component has no glob character: equal */
+	const char *last;      /* into glob: the last component */
+	gsize pre_n, suf_n;
 };
 
 enum { WM_MATCH, WM_NOMATCH, WM_ABORT_ALL, WM_ABORT_TO_STARSTAR };
@@ -318,7 +326,35 @@ VrMatch *vr_match_compile(const char *pattern, GError **error)
 			m->key = m->glob + 1;
 		}
 	}
+	if (m->shape == VR_MATCH_GENERAL && !strchr(m->glob, '[') && !strchr(m->glob, '\\')) {
+		const char *slash = strrchr(m->glob, '/');
+		const char *last = slash ? slash + 1 : m->glob;
+		if (strcmp(last, "**") != 0) {
+			gsize n = strlen(last), pre = 0, suf = 0;
+			while (pre < n && !is_glob_special(last[pre]))
+				pre++;
+			while (suf < n - pre && !is_glob_special(last[n - 1 - suf]))
+				suf++;
+			m->filter = TRUE;
+			m->last = last;
+			m->last_literal = pre == n;
+			m->pre_n = pre;
+			m->suf_n = suf;
+		}
+	}
 	return m;
+}
+
+/* The quick test of the path's last component against the pattern's. */
+static gboolean filter_passes(const VrMatch *m, const char *basename)
+{
+	if (m->last_literal)
+		return strcmp(basename, m->last) == 0;
+	gsize n = strlen(basename);
+	if (n < m->pre_n + m->suf_n)
+		return FALSE;
+	return strncmp(basename, m->last, m->pre_n) == 0 &&
+	       memcmp(basename + n - m->suf_n, m->last + strlen(m->last) - m->suf_n, m->suf_n) == 0;
 }
 
 void vr_match_free(VrMatch *m)
@@ -343,6 +379,8 @@ gboolean vr_match_path(const VrMatch *m, const char *relpath, const char *basena
 	case VR_MATCH_GENERAL:
 		break;
 	}
+	if (m->filter && !filter_passes(m, basename))
+		return FALSE;
 	return vr_wildmatch(m->glob, text);
 }
 

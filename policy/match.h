@@ -50,3 +50,5 @@ void vr_match_set_add(VrMatchSet *set, const VrMatch *m, gint64 rank, gpointer d
 /* Highest-ranked match (returns its data, sets *ret_rank), or NULL. */
 gpointer vr_match_set_best(const VrMatchSet *set, const char *relpath, gboolean is_dir,
                            gint64 *ret_rank);
+/* The best for relpath as a file and as a directory, in one pass. */
+void vr_match_set_best_both(const VrMatchSet *set, const char *relpath, gpointer *ret_file, gpointer *ret_dir);

@@ -203,6 +203,29 @@ VrDecision vr_policy_decide_child(const VrPolicy *policy, VrDecision parent,
 	return own;
 }
 
+static VrDecision combine(const Item *u, const Item *p, VrDecision parent)
+{
+	VrDecision own = {VR_CLASS_VISIBLE, NULL};
+	if (u)
+		own = (VrDecision){kind_class(u->rule.kind), &u->rule};
+	if (p && kind_class(p->rule.kind) > own.cls)
+		own = (VrDecision){kind_class(p->rule.kind), &p->rule};
+	if (parent.cls != VR_CLASS_VISIBLE && parent.cls >= own.cls)
+		return parent;
+	return own;
+}
+
+VrDecision vr_policy_decide_child_either(const VrPolicy *policy, VrDecision parent, const char *relpath)
+{
+	if (parent.cls == VR_CLASS_HIDE)
+		return parent;
+	gpointer uf, ud, pf, pd;
+	vr_match_set_best_both(policy->user, relpath, &uf, &ud);
+	vr_match_set_best_both(policy->project, relpath, &pf, &pd);
+	VrDecision f = combine(uf, pf, parent), d = combine(ud, pd, parent);
+	return d.cls > f.cls ? d : f;
+}
+
 VrDecision vr_policy_decide(const VrPolicy *policy, const char *relpath, gboolean is_dir)
 {
 	VrDecision d = {VR_CLASS_VISIBLE, NULL};

@@ -64,6 +64,12 @@ VrDecision vr_policy_decide(const VrPolicy *policy, const char *relpath, gboolea
 VrDecision vr_policy_decide_child(const VrPolicy *policy, VrDecision parent,
                                   const char *relpath, gboolean is_dir);
 
+/* The stricter of vr_policy_decide_child() as a file and as a directory,
+ * in one pass over the rules: for a name that is not a directory (a
+ * symlink leads where a directory of that name would). On a tie, the
+ * file's decision. */
+VrDecision vr_policy_decide_child_either(const VrPolicy *policy, VrDecision parent, const char *relpath);
+
 /* TRUE when moving the directory relpath (or anything into it) could change
  * which rules match entries below it: some rule with a slash in it could
  * match a path under relpath. The view refuses such renames with EXDEV. */
