@@ -188,6 +188,43 @@ static void mask_eq(const char *in, const char *want)
 	assert_string_equal(buf, want);
 }
 
+/* A name that is not a directory: the stricter of its file and directory
+ * decisions, in one pass, equal to deciding twice. */
+static void test_either(void **state)
+{
+	(void)state;
+	g_autoptr(VrPolicy) p = vr_policy_new();
+	vr_policy_add_builtins(p);
+	g_autoptr(GError) e = NULL;
+	assert_true(vr_policy_add(p, VR_RULE_HIDE, "foo", "t", 1, FALSE, &e));
+	assert_true(vr_policy_add(p, VR_RULE_SHOW, "foo/", "t", 2, FALSE, &e));
+	assert_true(vr_policy_add(p, VR_RULE_READONLY, "bar/", "t", 3, TRUE, &e));
+	VrDecision none = {VR_CLASS_VISIBLE, NULL};
+	const char *paths[] = {".vscode", ".husky", ".ssh", "sub/.aws", ".git/hooks", ".claude/commands", "foo",
+	                       "bar", "src/main.c", ".env", "lefthook.yml", "docs/lefthook.yml", ".claude/hooks",
+	                       "a/.claude/skills", ".config/vault-run", "x.code-workspace", "mise.local.toml"};
+	for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
+		VrDecision f = vr_policy_decide_child(p, none, paths[i], FALSE);
+		VrDecision d = vr_policy_decide_child(p, none, paths[i], TRUE);
+		VrDecision either = vr_policy_decide_child_either(p, none, paths[i]);
+		assert_int_equal(either.cls, MAX(f.cls, d.cls));
+		assert_ptr_equal(either.rule, d.cls > f.cls ? d.rule : f.rule);
+	}
+	assert_int_equal(vr_policy_decide_child_either(p, none, ".vscode").cls, VR_CLASS_READONLY);
+	assert_int_equal(vr_policy_decide_child(p, none, ".vscode", FALSE).cls, VR_CLASS_VISIBLE);
+	assert_int_equal(vr_policy_decide_child_either(p, none, "foo").cls, VR_CLASS_HIDE);
+	assert_int_equal(vr_policy_decide_child_either(p, none, "bar").cls, VR_CLASS_READONLY);
+	/* The quick last-component test keeps the matcher's answers. */
+	assert_int_equal(cls(p, "lefthook.yml", FALSE), VR_CLASS_READONLY);
+	assert_int_equal(cls(p, "docs/lefthook.yml", FALSE), VR_CLASS_VISIBLE);
+	assert_int_equal(cls(p, "a/b/.claude/hooks/x.sh", FALSE), VR_CLASS_READONLY);
+	assert_int_equal(cls(p, "a/b/.claude/hookz/x.sh", FALSE), VR_CLASS_VISIBLE);
+	assert_int_equal(cls(p, "mise.local.toml", FALSE), VR_CLASS_READONLY);
+	assert_int_equal(cls(p, "mise.toml.bak", FALSE), VR_CLASS_VISIBLE);
+	assert_int_equal(cls(p, ".run/app.run.xml", FALSE), VR_CLASS_READONLY);
+	assert_int_equal(cls(p, ".run/app.xml", FALSE), VR_CLASS_VISIBLE);
+}
+
 static void test_redact(void **state)
 {
 	mask_eq("API_KEY=abc123\n", "API_KEY=******\n");
@@ -212,6 +249,7 @@ int main(void)
 		cmocka_unit_test(test_classes_and_ancestors),
 		cmocka_unit_test(test_project_strictness),
 		cmocka_unit_test(test_rule_sensitive),
+		cmocka_unit_test(test_either),
 		cmocka_unit_test(test_redact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
