@@ -276,7 +276,7 @@ static bool content_ok(const char *rel, const char *content, size_t len, const c
 		*ret_why = "larger than any .git file git writes";
 		return false;
 	}
-	const char *root = vr_view->agent_root;
+	const char *root = vr_view->agent_root ? vr_view->agent_root : vr_view->opts->project;
 	const char *slash = strrchr(rel, '/');
 	g_autofree char *dir = slash ? g_strdup_printf("%s/%.*s", strcmp(root, "/") == 0 ? "" : root,
 	                                               (int)(slash - rel), rel)

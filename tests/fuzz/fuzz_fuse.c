@@ -227,6 +227,11 @@ static void make_project(void)
 	symlink(".env", path);
 	snprintf(path, sizeof path, "%s/src/up", project);
 	symlink("../README.md", path);
+	/* A host link whose name a rule covers (links.c) and a .git file
+	 * (gitnames.c) for the requests to meet. */
+	snprintf(path, sizeof path, "%s/.ssh", project);
+	symlink("docs", path);
+	put("src/.git", "gitdir: ../.git/modules/m\n");
 }
 
 /* ---- the input, read as a script --------------------------------------- */
@@ -256,7 +261,8 @@ static const char *const dictionary[] = {
 	"README.md", ".env", "src", "main.c", "settings.ini", ".git", "hooks", "pre-commit",
 	"config", "docs", "key.pem", "token.txt", "link", "up", ".", "..", "new", "d",
 	".ENV", "new.pem", ".envrc", ".vault-run", "user.x", "trusted.x", "security.capability",
-	"system.posix_acl_access", "user.vault-run",
+	"system.posix_acl_access", "user.vault-run", "HEAD", "objects", "refs", "commondir", ".ssh",
+	"modules", "gitdir: ../.git/modules/m\n",
 };
 
 /* A name: from the dictionary, or raw bytes (never NUL: the kernel
@@ -680,10 +686,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	v.root.nlookup = 2;
 	v.root.relpath = g_strdup("");
 	v.root.decision = vr_policy_decide(policy, "", TRUE);
+	v.agent_root = g_strdup(project);
 	vr_inode_table_init(&v);
 	vr_files_init(&v);
 	vr_content_scan_init(&v);
 	g_hash_table_add(v.table, &v.root);
+	vr_links_scan_root(&v);
 
 	struct fuse_lowlevel_ops ops = {0};
 	vr_ops_dir(&ops);
@@ -711,8 +719,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	se = NULL;
 	vr_files_close_all(&v); /* and no-open handles */
 	vr_inode_table_free(&v);
+	vr_links_free();
 	vr_content_scan_free(&v);
 	g_free(v.root.relpath);
+	g_free(v.agent_root);
 	close(rootfd);
 	vr_view = NULL;
 	return 0;

@@ -1,7 +1,8 @@
 /* libFuzzer target: patterns and paths. Input: lines; a line starting with
  * 'p' is a pattern (kind from the next byte), anything else a path to
- * decide. Also checks the fast paths against the general matcher and the
- * same-length promise of vr_redact_mask. */
+ * decide. Also checks the fast paths (and the quick last-component test)
+ * against the general matcher, the one-pass file-or-directory decision
+ * against two decisions, and the same-length promise of vr_redact_mask. */
 #include <stdint.h>
 #include <string.h>
 
@@ -42,6 +43,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		VrDecision d = vr_policy_decide(policy, line, FALSE);
 		if (d.cls > VR_CLASS_HIDE)
+			__builtin_trap();
+		/* One pass for a file and a directory = two decisions. */
+		VrDecision none = {VR_CLASS_VISIBLE, NULL};
+		VrDecision f = vr_policy_decide_child(policy, none, line, FALSE);
+		VrDecision dd = vr_policy_decide_child(policy, none, line, TRUE);
+		VrDecision e = vr_policy_decide_child_either(policy, none, line);
+		if (e.cls != MAX(f.cls, dd.cls) || e.rule != (dd.cls > f.cls ? dd.rule : f.rule))
 			__builtin_trap();
 		vr_policy_dir_is_rule_sensitive(policy, line);
 		gsize n = strlen(line);
