@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -28,6 +29,7 @@
 #include <unistd.h>
 
 #include "common/fd-util.h"
+#include "common/gitfile.h"
 #include "log.h"
 #include "scan.h"
 #include "state-dir.h"
@@ -103,13 +105,23 @@ static char *find_git_dir(const char *project, gboolean *ret_is_file)
 	*ret_is_file = S_ISREG(st.st_mode);
 	if (S_ISDIR(st.st_mode))
 		return g_steal_pointer(&dotgit);
-	if (!S_ISREG(st.st_mode) || st.st_size > 4096)
+	if (!S_ISREG(st.st_mode) || st.st_size > VR_GITFILE_MAX)
 		return NULL;
 	g_autofree char *text = NULL;
-	if (!g_file_get_contents(dotgit, &text, NULL, NULL) || !g_str_has_prefix(text, "gitdir: "))
+	gsize len = 0;
+	if (!g_file_get_contents(dotgit, &text, &len, NULL))
 		return NULL;
-	char *dir = g_strstrip(text + 8);
-	return g_path_is_absolute(dir) ? g_strdup(dir) : g_build_filename(project, dir, NULL);
+	/* Only what the run itself would open (run-worktree.c): a .git file
+	 * an agent wrote must not send even this host-side git elsewhere. */
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return NULL;
+	g_autofree char *dir = realpath(project, NULL);
+	VrGitfileCheck c = {.root_fd = root, .root = "/", .dir = dir ? dir : project, .when = VR_GITFILE_AT_START};
+	VrGitfileVerdict v;
+	int r = dir ? vr_gitfile_check(&c, text, len, &v) : -ENOENT;
+	close(root);
+	return r == 0 ? g_strdup(v.gitdir) : NULL;
 }
 
 static char *common_dir(const char *gitdir)

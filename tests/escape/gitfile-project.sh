@@ -9,7 +9,8 @@
 # .git/modules of a repository that is not above the project. Expected for
 # each: the run goes on, DIR is unreachable inside (no file of it can be
 # read or written), the host files are byte-identical, one warning line
-# names the .git and why, and the audit log has a denied "gitfile" record.
+# names the .git and why, the audit log has a denied "gitfile" record, and
+# not even the start's host-side git history check reads DIR.
 # Control: on the host, the same .git does lead git (or a reader) to DIR.
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
@@ -46,6 +47,7 @@ attack() {
 		test "$(grep -c '\.git names .* refused' "$T/err")" = 1
 	vr_check "$what: the refusal is audited" \
 		grep -q '"op":"gitfile","path":".git","result":"denied"' "$log"
+	vr_check_not "$what: not even the host-side history check reads DIR" grep -q "git repository holds" "$T/err"
 }
 
 # A project without a .git directory, whose .git an earlier run wrote.
@@ -111,6 +113,8 @@ out=$("$VR" --project "$W" --profile none --audit "$T/ok.jsonl" -- true 2>&1)
 echo "$out"
 vr_check "the genuine worktree: one notice names the opened git directory" \
 	grep -q "linked worktree of $common: that git directory is opened" <<<"$out"
+vr_check "the genuine worktree: its history is checked (control of the check above)" \
+	grep -q "git repository holds" <<<"$out"
 vr_check "the genuine worktree: the log says what was opened and why" \
 	grep -q '"op":"gitfile","path":".git","result":"ok","target":"'"$common"'","reason":"linked worktree"' "$T/ok.jsonl"
 vr_done
