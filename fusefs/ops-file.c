@@ -317,6 +317,8 @@ static void vr_ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 	if (vr_git_is_gitfile(f->inode)) {
 		/* Checked before it reaches the host (gitnames.c). */
 		ssize_t r = vr_git_write(req, f, in_buf, off);
+		if (r < 0)
+			vr_inval_pages(f->inode); /* as any refused write */
 		file_done(f);
 		if (r < 0)
 			fuse_reply_err(req, (int)-r);
