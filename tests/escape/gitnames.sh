@@ -99,6 +99,9 @@ with open(\"src/.git\", \"r+b\") as f:
     m = mmap.mmap(f.fileno(), 0)
     m[8:16] = b\"../.evil\"
     m.flush()"
+	# The refused page is dropped: the view serves what the host has.
+	for i in 1 2 3 4 5 6 7 8 9 10; do grep -q "\.\./\.evil" src/.git || break; sleep 0.1; done
+	grep -q "\.\./\.evil" src/.git && echo "mmap bytes served"
 	a "link of a .git" ln src/.git other-name
 	mkdir -p .git/modules
 	a "symlink inside .git" ln -s ../../.evil .git/modules/m
@@ -121,6 +124,7 @@ for w in "create+write" "two pieces" "symlink rel" "symlink abs" fifo "hard link
 	vr_check "$level: $w is refused inside" grep -qx "$w refused" <<<"$out"
 done
 vr_check "$level: a valid submodule .git is accepted" grep -qx "valid submodule .git ok" <<<"$out"
+vr_check_not "$level: the refused mmap bytes are not served inside" grep -q "mmap bytes served" <<<"$out"
 vr_check "src/.git holds the valid content only" test "$(cat "$P/src/.git")" = "gitdir: ../.git/modules/m"
 vr_check "no .git of another type was made" test ! -L "$P/src/.git" -a ! -p "$P/src/.git" -a ! -e "$P/other-name"
 vr_check "no hook was made" test ! -e "$P/b.git/hooks" -a ! -e "$P/c.git/HEAD" -a ! -e "$P/c.git/refs" -a ! -e "$P/c.git/commondir"
