@@ -342,11 +342,13 @@ static bool hooks_made_has(VrInode *dir)
 }
 
 /* A hooks directory read-only by a built-in rule of its own, in a directory
- * that is not read-only itself (.git, .git/modules/x; not .vscode/hooks). */
+ * that is not read-only itself (.git, .git/modules/x; not .vscode/hooks),
+ * and git's (a rule about .git/…: not .claude/hooks/, whose scripts the
+ * harness runs whatever their names). */
 static bool is_new_hooks_dir(VrInode *parent, const char *name, VrDecision d)
 {
 	return strcmp(name, "hooks") == 0 && d.cls == VR_CLASS_READONLY && d.rule &&
-	       strcmp(d.rule->source, "built-in") == 0 &&
+	       strcmp(d.rule->source, "built-in") == 0 && strstr(d.rule->pattern, ".git/") &&
 	       vr_inode_decision(parent).cls == VR_CLASS_VISIBLE;
 }
 

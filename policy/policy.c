@@ -175,17 +175,13 @@ static const Item *git_rule(const VrPolicy *policy, const char *relpath)
 	return it;
 }
 
-VrDecision vr_policy_decide_child(const VrPolicy *policy, VrDecision parent,
-                                  const char *relpath, gboolean is_dir)
+/* The decision from the best user rule U and project rule P for relpath. */
+static VrDecision decide_from(const VrPolicy *policy, VrDecision parent, const char *relpath,
+                              gboolean is_dir, const Item *u, const Item *p)
 {
 	VrDecision own = {VR_CLASS_VISIBLE, NULL};
-	/* Nothing is stricter than hidden: skip the look-ups. */
-	if (parent.cls == VR_CLASS_HIDE)
-		return parent;
-	const Item *u = vr_match_set_best(policy->user, relpath, is_dir, NULL);
 	if (u)
 		own = (VrDecision){kind_class(u->rule.kind), &u->rule};
-	const Item *p = vr_match_set_best(policy->project, relpath, is_dir, NULL);
 	if (p && kind_class(p->rule.kind) > own.cls)
 		own = (VrDecision){kind_class(p->rule.kind), &p->rule};
 	/* git's files are read-only at least, unless the user (not a
@@ -203,16 +199,15 @@ VrDecision vr_policy_decide_child(const VrPolicy *policy, VrDecision parent,
 	return own;
 }
 
-static VrDecision combine(const Item *u, const Item *p, VrDecision parent)
+VrDecision vr_policy_decide_child(const VrPolicy *policy, VrDecision parent,
+                                  const char *relpath, gboolean is_dir)
 {
-	VrDecision own = {VR_CLASS_VISIBLE, NULL};
-	if (u)
-		own = (VrDecision){kind_class(u->rule.kind), &u->rule};
-	if (p && kind_class(p->rule.kind) > own.cls)
-		own = (VrDecision){kind_class(p->rule.kind), &p->rule};
-	if (parent.cls != VR_CLASS_VISIBLE && parent.cls >= own.cls)
+	/* Nothing is stricter than hidden: skip the look-ups. */
+	if (parent.cls == VR_CLASS_HIDE)
 		return parent;
-	return own;
+	const Item *u = vr_match_set_best(policy->user, relpath, is_dir, NULL);
+	const Item *p = vr_match_set_best(policy->project, relpath, is_dir, NULL);
+	return decide_from(policy, parent, relpath, is_dir, u, p);
 }
 
 VrDecision vr_policy_decide_child_either(const VrPolicy *policy, VrDecision parent, const char *relpath)
@@ -222,7 +217,8 @@ VrDecision vr_policy_decide_child_either(const VrPolicy *policy, VrDecision pare
 	gpointer uf, ud, pf, pd;
 	vr_match_set_best_both(policy->user, relpath, &uf, &ud);
 	vr_match_set_best_both(policy->project, relpath, &pf, &pd);
-	VrDecision f = combine(uf, pf, parent), d = combine(ud, pd, parent);
+	VrDecision f = decide_from(policy, parent, relpath, FALSE, uf, pf);
+	VrDecision d = decide_from(policy, parent, relpath, TRUE, ud, pd);
 	return d.cls > f.cls ? d : f;
 }
 

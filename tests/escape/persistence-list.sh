@@ -12,6 +12,9 @@
 #    hard link, rename of a file and of a directory onto the name;
 #  - and .git itself as a file or a symlink naming a directory whose hooks
 #    the agent wrote (the "where relevant" type of the .git/... entries).
+# git's config files (config, config.worktree) pass the config gate and
+# have their own attack (gitconfig-gate.sh); a new repository's .git/hooks
+# may be made by mkdir (then holds only *.sample files, same test).
 # Expected: every call refused, the first project byte-identical, nothing
 # of the list made in the second. Control: on plain copies every call works.
 . "$(dirname "$0")/../lib/libtest.sh"
@@ -27,7 +30,9 @@ cp "$W" "$T/bin/walk.py"
 "$VR" policy show --project "$T/empty" >"$T/rules"
 concrete() { local p=${1#/}; p=${p#\*\*/}; p=${p//\/\*\*\//\/}; p=${p//\*/}; echo "$p"; }
 : >"$T/list"
-while read -r kind pattern _; do
+while read -r kind pattern _ why; do
+	# git's config files pass the config gate, attacked by gitconfig-gate.sh.
+	case $why in *"config gate"*) continue ;; esac
 	case $kind in
 	readonly) ;;
 	hide) case $pattern in */) ;; *) continue ;; esac ;;
@@ -42,8 +47,8 @@ while read -r kind pattern _; do
 done <"$T/rules" >>"$T/list"
 n=$(wc -l <"$T/list")
 cp "$T/list" "$T/bin/list"
-vr_check "the list has every read-only built-in ($n entries)" \
-	test "$(grep -c '^[df] ' "$T/list")" = "$(grep -c '^readonly' "$T/rules")"
+vr_check "the list has every read-only built-in but the gate's ($n entries)" \
+	test "$(grep -c '^[df] ' "$T/list")" = "$(grep '^readonly' "$T/rules" | grep -vc 'config gate')"
 for must in .devcontainer.json .gemini/settings.json .cursor/mcp.json .claude/hooks .claude/skills \
 	lefthook. .lefthook. lefthook-local. .zed .mise.toml mise..toml .aider.conf.yml .pnpmfile.cjs .yarnrc \
 	bunfig.toml rust-toolchain.toml .nvim.lua .exrc .git/hooks .husky .githooks .devcontainer .opencode \
@@ -109,7 +114,9 @@ for proj in existing absent; do
 		/usr/bin/python3 /vr-bin/walk.py $proj "$dir" /vr-bin/list >"$T/$proj.out" 2>"$T/$proj.err" ||
 		vr_fail "$proj: the sandbox run failed: $(cat "$T/$proj.err")"
 	vr_check "$proj: the walk reached the end" grep -qx "walked $n" "$T/$proj.out"
-	holes=$(grep ' ok$' "$T/$proj.out" || true)
+	# The config gate lets a new repository's hooks/ be made (then only
+	# *.sample files in it: escape/gitconfig-gate.sh).
+	holes=$(grep ' ok$' "$T/$proj.out" | grep -Ev '^(.*/)?\.git/(modules/)?hooks mkdir ok$' || true)
 	[ -z "$holes" ] || echo "$holes"
 	vr_check "$proj: every call on every name of the list is refused inside" test -z "$holes"
 	vr_check "$proj: the refusals are audited" \
@@ -119,6 +126,9 @@ after=$(snap "$P")
 [ "$after" = "$before" ] || diff <(echo "$before") <(echo "$after") | head
 vr_check "existing: the project is byte-identical (names, modes, content)" test "$(snap "$P")" = "$before"
 made=$(while read -r kind name; do
+	case $name in .git/hooks | .git/modules/hooks) [ -d "$A/$name" ] && [ ! -L "$A/$name" ] &&
+		[ -z "$(ls -A "$A/$name")" ] && continue ;; # the gate's new hooks/, left empty
+	esac
 	if [ -e "$A/$name" ] || [ -L "$A/$name" ]; then echo "$name"; fi
 done <"$T/list")
 vr_check "absent: no name of the list was made (${made//$'\n'/ })" test -z "$made"
@@ -128,7 +138,8 @@ G="$T/nogit"
 mkdir -p "$G"
 out=$("$VR" --project "$G" --profile none -- sh -c '
 	cd "$1" || exit 1
-	mkdir -p evil/hooks evil/objects evil/refs && echo "echo x" >evil/hooks/post-checkout
+	mkdir -p evil/hooks && echo "echo x" >evil/hooks/post-checkout
+	mkdir -p evil/objects evil/refs 2>/dev/null # refs is refused: hooks/ came first
 	{ echo "gitdir: evil" >.git; } 2>/dev/null && grep -q evil .git && echo "gitfile ok"
 	rm -f .git
 	ln -s evil .git 2>/dev/null && echo "symlink ok"

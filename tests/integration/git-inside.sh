@@ -2,15 +2,15 @@
 # git as agents use it, inside the sandbox, under the rules for git's own
 # names (issue 16 route 2): `git worktree add` (its .git file is checked
 # when written, before git has written commondir), then work in the new
-# worktree; `git init`, `git clone` of a local repository and `git
+# worktree; `git init`, `git clone` of a host repository and `git
 # submodule add` (its .git file is written before the submodule's git
 # directory exists: clone --separate-git-dir). Each must work, and what git
 # made must be what the host's git reads back.
 #
-# git init, clone and submodule add also write .git/config and
-# .git/hooks/*.sample, which are read-only until the config gate of issue
-# 17 (item 5) lands: until then the probe below lifts those two built-in
-# rules for that run. Set VR_GIT_GATE=1 to require the gate.
+# init, clone and submodule add also go through the config gate of issue 17
+# (item 5): .git/config is written by the daemon, and .git/hooks holds only
+# *.sample files. Clones come from a host repository through an ssh
+# stand-in (the gate refuses a local path as a remote URL).
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
 vr_require_sandbox
@@ -43,34 +43,29 @@ vr_check "the host's git sees the worktree" grep -q "$Q/wt " <(git -C "$Q" -c sa
 vr_check "the host's git reads the commit made in it" \
 	test "$(git -C "$Q/wt" -c safe.directory='*' log -1 --format=%s)" = inside
 
-# Does the view let git write a new repository's config and hooks yet? If
-# not, those built-in rules are lifted for this run (--show), as the gate
-# will let git's own writes through, so the rules for git's names are
-# still what init, clone and submodule add meet.
-probe=$("$VR" --project "$P" --profile none -- sh -c "$g init -q probe 2>&1 && echo init-ok" 2>&1 || true)
-rm -rf "$P/probe"
-lift=()
-if ! grep -q init-ok <<<"$probe"; then
-	[ "${VR_GIT_GATE:-0}" = 1 ] && vr_fail "git init fails inside: $probe"
-	echo "note: no config gate yet (issue 17 item 5: $(head -1 <<<"$probe")); lifting git's config and hooks rules"
-	lift=(--show '**/.git/hooks/' --show '**/.git/config' --show '**/.git/modules/**/hooks/' --show '**/.git/modules/**/config')
-fi
-out=$("$VR" --project "$P" --profile none "${lift[@]}" --ro-bind "$S" "$S" -- sh -c '
+# A repository on the host reached the way a remote is: the config gate
+# refuses a local path or file:// as a remote URL (git would run its
+# upload-pack on any path), so an ssh URL whose "ssh" runs the command here.
+mkdir -p "$T/tools"
+printf '#!/bin/sh\nshift\nexec sh -c "$*"\n' >"$T/tools/fake-ssh"
+chmod +x "$T/tools/fake-ssh"
+out=$("$VR" --project "$P" --profile none --ro-bind "$S" "$S" --ro-bind "$T/tools" "$T/tools" -- sh -c '
 	g=$1 src=$2
 	cd "$3" || exit 1
+	export GIT_SSH_COMMAND="$4/fake-ssh" GIT_SSH_VARIANT=simple
 	# The clone runs upload-pack for a repository of another uid (root'"'"'s
 	# $S as uid 65534): it reads safe.directory from the global config.
 	git config --global --add safe.directory "*"
 	$g init -q a 2>&1 && echo "init ok"
 	[ "$(git -C a config core.symlinks)" = false ] && echo "init found no symlinks"
-	$g clone -q "$src" b 2>&1 && echo "clone ok"
+	$g clone -q "ssh://stand-in$src" b 2>&1 && echo "clone ok"
 	cd a && $g commit -q --allow-empty -m base 2>&1 &&
-		$g submodule add -q "$src" sub 2>&1 && $g commit -qm sub 2>&1 && echo "submodule-add ok"
-	true' sh "$g" "$S" "$P" 2>&1)
+		$g submodule add -q "ssh://stand-in$src" sub 2>&1 && $g commit -qm sub 2>&1 && echo "submodule-add ok"
+	true' sh "$g" "$S" "$P" "$T/tools" 2>&1)
 echo "$out"
 vr_check "git init works inside" grep -qx "init ok" <<<"$out"
 vr_check_not "git init saw the symlinks it probes for (core.symlinks)" grep -q "init found no symlinks" <<<"$out"
-vr_check "git clone of a local repository works inside" grep -qx "clone ok" <<<"$out"
+vr_check "git clone (of a host repository, over ssh) works inside" grep -qx "clone ok" <<<"$out"
 vr_check "git submodule add works inside" grep -qx "submodule-add ok" <<<"$out"
 vr_check "the submodule's .git names .git/modules/sub" grep -q '^gitdir: .*\.git/modules/sub$' "$P/a/sub/.git"
 vr_check "the host's git reads the submodule" \
