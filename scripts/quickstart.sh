@@ -3,7 +3,11 @@
 # packages), builds vault-run, turns examples/demo-project into a git
 # repository with a pre-commit hook (a .git cannot be committed inside this
 # repository), and runs the demo: a shell inside the sandbox lists the project
-# and tries to read its .env.
+# and tries to read its .env. The README's second command (the test suite)
+# copies only the demo's tracked files, never this .git.
+#
+# VR_WERROR=1 in the environment builds with warnings as errors (.ci/run
+# does, so CI builds once: the README's build is CI's -Werror build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,7 +24,9 @@ if ((${#missing[@]})); then
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-cmake -S . -B build >/dev/null
+werror=()
+[ "${VR_WERROR:-0}" = 1 ] && werror=(-DVR_WERROR=ON)
+cmake -S . -B build "${werror[@]}" >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
 echo "quickstart: built build/vault-run"
 

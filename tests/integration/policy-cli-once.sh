@@ -21,8 +21,11 @@ vr_check "src/main.c visible" expect 3 "src/main.c: visible (no rule)"
 vr_check "hook read-only via its directory" expect 4 ".git/hooks/pre-commit: readonly (rule '**/.git/hooks/' from built-in:"
 vr_check ".env.example visible by its show rule" expect 5 ".env.example: visible (rule '!.env.example' from built-in:"
 
-# The same without a .git (the committed demo project): ancestors are dirs.
-out=$("$VR" policy explain --project "$VR_SOURCE_DIR/examples/demo-project" .git/hooks/pre-commit config/)
+# The same without a .git (the committed demo project, before quickstart.sh
+# makes it a repository): ancestors are dirs.
+vr_copy_demo "$T/plain"
+vr_check "the plain copy has no .git" test ! -e "$T/plain/.git"
+out=$("$VR" policy explain --project "$T/plain" .git/hooks/pre-commit config/)
 vr_check "hook rule applies without a .git" expect 1 ".git/hooks/pre-commit: readonly"
 
 # git config: the gate and its allow-list; what the project's config names.

@@ -2,7 +2,7 @@
 #   . "$(dirname "$0")/../lib/libtest.sh"
 # Gives: $VR (the binary), $T (a private temp dir, removed at exit along with
 # anything mounted below it), vr_skip, vr_fail, vr_check, vr_require_*,
-# vr_make_demo, vr_mount/vr_unmount, vr_is_host_root.
+# vr_copy_demo/vr_make_demo, vr_mount/vr_unmount, vr_is_host_root.
 set -euo pipefail
 
 VR_BUILD_DIR=${VR_BUILD_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../build" && pwd)}
@@ -78,11 +78,52 @@ vr_require_cmd() {
 	for c; do command -v "$c" >/dev/null || vr_skip "$c is not installed"; done
 }
 
-# vr_make_demo DIR — a copy of the demo project with a git repository.
+# vr_demo_files — the demo project's files, NUL-terminated, relative to it:
+# what git tracks when the source is a checkout of its own. Never the demo's
+# .git: scripts/quickstart.sh makes examples/demo-project a repository (the
+# README's first command), and a copy of that .git would leave the copy's own
+# `git commit` nothing to commit. Nor what the user added there to try things.
+# From a source tree that is no checkout (a tarball): every file but a .git.
+vr_demo_files() {
+	local src="$VR_SOURCE_DIR/examples/demo-project" top
+	# safe.directory: the @user and @unshare variants read a checkout owned
+	# by someone else.
+	top=$(git -c safe.directory='*' -C "$VR_SOURCE_DIR" rev-parse --show-toplevel 2>/dev/null) || top=
+	if [ -n "$top" ] && [ "$(cd "$top" && pwd -P)" = "$(cd "$VR_SOURCE_DIR" && pwd -P)" ]; then
+		git -c safe.directory='*' -C "$VR_SOURCE_DIR" ls-files -z -- examples/demo-project |
+			while IFS= read -r -d '' f; do printf '%s\0' "${f#examples/demo-project/}"; done
+	else
+		(cd "$src" && find . -name .git -prune -o -type f -printf '%P\0')
+	fi
+}
+
+# vr_copy_demo DIR [fake] — the demo's files (vr_demo_files) into DIR, modes
+# and times kept. A file the test user cannot read (a checkout may leave the
+# fake id_rsa 0600 root) fails the copy, or with `fake` becomes a fake of the
+# same kind, so the project keeps its shape.
+vr_copy_demo() {
+	local dir=$1 fake=${2:-} src="$VR_SOURCE_DIR/examples/demo-project" f
+	mkdir -p "$dir"
+	while IFS= read -r -d '' f; do
+		[ -e "$src/$f" ] || continue # deleted in the work tree
+		mkdir -p "$dir/$(dirname "$f")"
+		if [ -r "$src/$f" ]; then
+			cp --preserve=mode,timestamps "$src/$f" "$dir/$f" || return 1
+		elif [ "$fake" = fake ]; then
+			printf -- '-----BEGIN OPENSSH PRIVATE KEY-----\nFAKEFAKEFAKE\n-----END OPENSSH PRIVATE KEY-----\n' >"$dir/$f"
+		else
+			echo "vr_copy_demo: cannot read $src/$f" >&2
+			return 1
+		fi
+	done < <(vr_demo_files)
+	[ -e "$dir/Makefile" ] || { echo "vr_copy_demo: no demo files found in $src" >&2; return 1; }
+}
+
+# vr_make_demo DIR [fake] — a copy of the demo project with a git repository
+# of its own (one commit, a pre-commit hook).
 vr_make_demo() {
 	local dir=$1
-	mkdir -p "$dir"
-	cp -R --preserve=mode,timestamps "$VR_SOURCE_DIR/examples/demo-project/." "$dir/"
+	vr_copy_demo "$dir" "${2:-}" || return 1
 	git -C "$dir" init -q
 	git -C "$dir" -c user.name=t -c user.email=t@e add -A .
 	git -C "$dir" -c user.name=t -c user.email=t@e commit -qm init

@@ -5,23 +5,7 @@
 # cannot read (a checkout may leave the fake id_rsa 0600 root): those are
 # replaced by a fake of the same kind so the project keeps its shape.
 view_make_demo() {
-	local dir=$1 f
-	if vr_make_demo "$dir" 2>/dev/null; then return 0; fi
-	rm -rf "$dir"
-	mkdir -p "$dir"
-	(cd "$VR_SOURCE_DIR/examples/demo-project" && find . -type d) | while read -r f; do mkdir -p "$dir/$f"; done
-	(cd "$VR_SOURCE_DIR/examples/demo-project" && find . -type f) | while read -r f; do
-		if [ -r "$VR_SOURCE_DIR/examples/demo-project/$f" ]; then
-			cp --preserve=timestamps "$VR_SOURCE_DIR/examples/demo-project/$f" "$dir/$f"
-		else
-			printf -- '-----BEGIN OPENSSH PRIVATE KEY-----\nFAKEFAKEFAKE\n-----END OPENSSH PRIVATE KEY-----\n' >"$dir/$f"
-		fi
-	done
-	git -C "$dir" init -q
-	git -C "$dir" -c user.name=t -c user.email=t@e add -A .
-	git -C "$dir" -c user.name=t -c user.email=t@e commit -qm init
-	printf '#!/bin/sh\necho hook ran\n' >"$dir/.git/hooks/pre-commit"
-	chmod +x "$dir/.git/hooks/pre-commit"
+	vr_make_demo "$1" fake
 }
 
 # view_wait_file FILE PATTERN [TRIES] — polls until grep finds PATTERN.
