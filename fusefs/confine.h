@@ -31,9 +31,12 @@ int vr_confine_apply_prog(VrLandlock *ll, unsigned flags, const VrSeccompProg *p
 
 struct fuse_session;
 struct VrView;
-/* The view daemon: after mounting, before any thread starts. Forks the
- * unmount keeper, then confines the daemon to the project, the journal,
- * the audit log's directory and /proc (read-only). 0 or -errno (logged). */
+/* The view daemon, before it mounts on MOUNTPOINT: forks the unmount
+ * keeper (view-confine.c). 0 or -errno. */
+int vr_view_keeper_start(const char *mountpoint);
+/* The view daemon: after mounting, before any thread starts. Confines the
+ * daemon to the project, the journal, the audit log's directory and /proc
+ * (read-only). 0 or -errno (logged). */
 int vr_view_confine(struct VrView *v);
 /* Replaces fuse_session_unmount(): closes the FUSE device, then has the
  * keeper unmount (without waiting: vr_view_unmount_wait). Without a

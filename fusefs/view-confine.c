@@ -10,9 +10,10 @@
  *
  * Landlock forbids unmounting, and the seccomp filter refuses it too, so
  * the unmount at the end is done by a keeper: a child forked before the
- * confinement that only waits for the daemon to close its end of a pipe
- * (at the end of the run, or when the daemon dies, even by SIGKILL) and
- * then detaches the mount (umount2, or fusermount3 -u when unprivileged). */
+ * mount (so no kill -9 of the daemon after the mount can leave it behind)
+ * that only waits for the daemon to close its end of a pipe (at the end of
+ * the run, or when the daemon dies, even by SIGKILL) and then detaches the
+ * mount (umount2, or fusermount3 -u when unprivileged) if there is one. */
 #include "confine.h"
 
 #include <errno.h>
@@ -35,16 +36,16 @@ static struct {
 	int fd;         /* our end of its pipe: closing it says "unmount now" */
 } K = {0, -1};
 
-static _Noreturn void keeper_main(int wait_fd, int fuse_fd, const char *mountpoint)
+static _Noreturn void keeper_main(int wait_fd, dev_t before, const char *mountpoint)
 {
 	/* Terminal signals hit the daemon's whole process group; the keeper
 	 * must outlive the daemon to unmount after it. */
 	static const int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU};
 	for (size_t i = 0; i < G_N_ELEMENTS(ignored); i++)
 		signal(ignored[i], SIG_IGN);
-	/* Holding the FUSE device would keep the connection alive; holding
-	 * anything else would keep it from its owner's EOF. */
-	close(fuse_fd);
+	/* Forked before the mount: it holds no FUSE device (that would keep
+	 * the connection alive); holding anything else would keep it from its
+	 * owner's EOF. */
 	if (wait_fd != 3 && dup2(wait_fd, 3) < 0)
 		_exit(1);
 	close_range(4, ~0U, 0);
@@ -53,6 +54,13 @@ static _Noreturn void keeper_main(int wait_fd, int fuse_fd, const char *mountpoi
 		;
 	if (c == 'k')
 		_exit(0); /* vr_view_keep_mount(): leave it mounted (dead) */
+	/* The daemon ended before it mounted: the mount point is the host's
+	 * directory still, and what may be mounted there is not ours. The
+	 * connection is gone by now (the daemon closed its device before the
+	 * pipe, or died), so a stat of our mount answers ENOTCONN at once. */
+	struct stat st;
+	if (stat(mountpoint, &st) == 0 ? st.st_dev == before : errno == ENOENT)
+		_exit(0);
 	if (umount2(mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW) == 0 || errno != EPERM)
 		_exit(0);
 	/* Mounted through the setuid helper: unmount through it. */
@@ -60,8 +68,12 @@ static _Noreturn void keeper_main(int wait_fd, int fuse_fd, const char *mountpoi
 	_exit(1);
 }
 
-static int start_keeper(struct fuse_session *se, const char *mountpoint)
+int vr_view_keeper_start(const char *mountpoint)
 {
+	/* Its device, looked at here: the child may only run once we mounted. */
+	struct stat st;
+	if (stat(mountpoint, &st) < 0)
+		return -errno;
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
@@ -74,7 +86,7 @@ static int start_keeper(struct fuse_session *se, const char *mountpoint)
 	}
 	if (pid == 0) {
 		close(p[1]);
-		keeper_main(p[0], fuse_session_fd(se), mountpoint);
+		keeper_main(p[0], st.st_dev, mountpoint);
 	}
 	close(p[0]);
 	K.pid = pid;
@@ -141,10 +153,6 @@ int vr_view_confine(VrView *v)
 	if (r < 0) {
 		vr_landlock_abandon(&ll);
 		return vr_log_errno(-r, "cannot build the view daemon's Landlock ruleset");
-	}
-	if ((r = start_keeper(v->se, o->mountpoint)) < 0) {
-		vr_landlock_abandon(&ll);
-		return vr_log_errno(-r, "cannot start the unmount helper");
 	}
 	VrSeccompProg prog = {NULL, 0};
 	if (o->seccomp_fd >= 0) {

@@ -15,6 +15,7 @@
 #include "fd-util.h"
 #include "journal.h"
 #include "log.h"
+#include "test-hook.h"
 #include "view-private.h"
 
 VrView *vr_view;
@@ -257,6 +258,12 @@ int vr_view_run(const VrViewOptions *opts)
 	mountpoint_abs = realpath(opts->mountpoint, NULL);
 	v.agent_root = g_canonicalize_filename(opts->agent_root ? opts->agent_root
 	                                       : mountpoint_abs ? mountpoint_abs : opts->project, "/");
+	/* The keeper first: from the mount on, a kill -9 leaves nothing. */
+	if ((ret = vr_view_keeper_start(opts->mountpoint)) < 0) {
+		vr_log_errno(-ret, "cannot start the unmount helper");
+		goto out_signals;
+	}
+	vr_test_pause("view-mount");
 	if (fuse_session_mount(v.se, opts->mountpoint) != 0) {
 		ret = vr_log_errno(EIO, "cannot mount the view on %s", opts->mountpoint);
 		goto out_signals;
@@ -265,6 +272,7 @@ int vr_view_run(const VrViewOptions *opts)
 		vr_log_errno(-ret, "cannot report the mount");
 		goto out_unmount;
 	}
+	vr_test_pause("view-mounted");
 	vr_view_raise_readahead(mountpoint_abs);
 	/* (libgcc_s, which pthread_cancel needs when the loop ends its
 	 * workers, is loaded by vr_confine_apply while /usr/lib is readable.)
@@ -278,6 +286,7 @@ int vr_view_run(const VrViewOptions *opts)
 	ret = vr_view_confine(&v);
 	if (ret < 0)
 		goto out_unmount;
+	vr_test_pause("view-confined");
 	run_id = opts->run_id ? g_strdup(opts->run_id) : make_run_id();
 	atomic_store(&audit_failed, false);
 	atomic_store(&audit_stop_se, NULL);
@@ -299,11 +308,16 @@ int vr_view_run(const VrViewOptions *opts)
 		ret = -EIO;
 		goto out_unmount;
 	}
+	/* SIGTERM or SIGINT during the start-up (our handlers end the session):
+	 * never said ready, the view stops here as it would have in the loop. */
+	if (fuse_session_exited(v.se))
+		goto out_unmount;
 	ret = report_ready(opts);
 	if (ret < 0) {
 		vr_log_errno(-ret, "cannot report readiness");
 		goto out_unmount;
 	}
+	vr_test_pause("view-ready");
 
 	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
 	fuse_loop_cfg_set_clone_fd(cfg, 0);

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -489,11 +490,23 @@ static G_GNUC_NORETURN void helper_main(int sock, const VrLimits *l, gboolean ho
 
 /* --- the supervisor's side ------------------------------------------------- */
 
-/* One reply of the helper; NULL when it is gone. */
+/* The longest the helper may take to answer: systemd's own calls time
+ * out after 10 s each (cgroup-systemd.c). */
+#define REPLY_TIMEOUT_MS 60000
+
+/* One reply of the helper; NULL when it is gone or does not answer in time
+ * (the run's start-up never waits without bound: run-startup.h). */
 static char *receive(VrCgroup *cg)
 {
 	char buf[4096];
 	ssize_t n;
+	struct pollfd p = {cg->sock, POLLIN, 0};
+	int r;
+	do
+		r = poll(&p, 1, REPLY_TIMEOUT_MS);
+	while (r < 0 && errno == EINTR);
+	if (r <= 0)
+		return NULL;
 	do
 		n = recv(cg->sock, buf, sizeof buf - 1, 0);
 	while (n < 0 && errno == EINTR);
@@ -528,8 +541,12 @@ VrCgroup *vr_cgroup_start(const VrLimits *limits, gboolean host_root)
 	if (pid == 0) {
 		if (fork() != 0)
 			_exit(0);
-		/* Its own session: ^C at the terminal is for the agent. */
+		/* Its own session: ^C at the terminal is for the agent. Its
+		 * end is the supervisor's socket closing, not a signal. */
 		setsid();
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGPIPE, SIG_IGN);
 		if (dup2(sv[1], 3) < 0)
 			_exit(1);

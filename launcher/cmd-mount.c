@@ -12,6 +12,7 @@
 
 #include <glib.h>
 
+#include "audit-file.h"
 #include "audit-sinks.h"
 #include "commands.h"
 #include "dir-check.h"
@@ -199,7 +200,6 @@ int vr_cmd_mount(int argc, char **argv)
 		if (sinks.state && audit_list)
 			return fail("--audit state: only a run has a log in the state directory; name a FILE");
 		audit_file = g_steal_pointer(&sinks.file);
-		opts.audit_path = audit_file;
 		opts.audit_stderr = sinks.to_stderr;
 		opts.audit_syslog = sinks.to_syslog;
 	}
@@ -224,6 +224,24 @@ int vr_cmd_mount(int argc, char **argv)
 			return fail("--journal: cannot open %s: %s", journal_dir, g_strerror(errno));
 	}
 
+	/* The log FILE, opened before the mount (audit-file.h): never where
+	 * the view shows it or the mount covers it. */
+	VrAuditFile log = {-1, -1, NULL};
+	if (audit_file) {
+		const VrAuditUnder under[] = {
+			{project, "the project", "the view would show the audit log to whoever reads it"},
+			{mountpoint, "the mount point", "the view would cover it while it is being written"},
+		};
+		g_autofree char *why = NULL;
+		if (vr_audit_file_open(audit_file, under, G_N_ELEMENTS(under), &log, &why) < 0)
+			return fail("%s: %s", audit_list ? "--audit" : "[audit] path in the config", why);
+		opts.audit_path = log.path;
+		opts.audit_fd = log.fd;
+		opts.audit_dir_fd = log.dir_fd;
+	}
+
 	/* vr_view_run prints the ready line and logs its own errors. */
-	return vr_view_run(&opts) == 0 ? VR_EXIT_OK : VR_EXIT_ERROR;
+	int r = vr_view_run(&opts);
+	vr_audit_file_close(&log);
+	return r == 0 ? VR_EXIT_OK : VR_EXIT_ERROR;
 }

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit-file.h"
 #include "audit-json.h"
 #include "audit-read.h"
 #include "audit-sinks.h"
@@ -18,7 +19,8 @@
 #include "log.h"
 #include "state-dir.h"
 
-int vr_run_audit_open(VrRunAudit *a, const char *project, const VrRunPlan *plan, const VrConfig *config)
+int vr_run_audit_open(VrRunAudit *a, const char *project, const VrRunPlan *plan, const VrConfig *config,
+                      const VrAuditUnder *under, size_t n_under)
 {
 	*a = (VrRunAudit){.log_fd = -1, .dir_fd = -1, .daemon_fd = -1, .send_fd = -1};
 	a->run_id = vr_state_new_run_id();
@@ -35,7 +37,19 @@ int vr_run_audit_open(VrRunAudit *a, const char *project, const VrRunPlan *plan,
 	            : config->audit_max_size_set ? config->audit_max_size : VR_AUDIT_MAX_SIZE_DEFAULT;
 	a->fail_open = vr_audit_fail_parse(plan->audit_fail ? plan->audit_fail : config->audit_fail) == 1;
 	if (sinks.file) {
-		a->view_path = g_strdup(sinks.file);
+		/* Opened here, as the user, before anything is mounted: the view
+		 * daemon only appends to it (audit-file.h says why). */
+		VrAuditFile f;
+		g_autofree char *why2 = NULL;
+		int r = vr_audit_file_open(sinks.file, under, n_under, &f, &why2);
+		if (r < 0) {
+			vr_error("%s: %s", plan->audit_path ? "--audit" : "[audit] path in the config", why2);
+			vr_audit_sinks_clear(&sinks);
+			return r;
+		}
+		a->log_fd = f.fd;
+		a->dir_fd = f.dir_fd;
+		a->view_path = g_steal_pointer(&f.path);
 	} else if (sinks.state) {
 		/* Created here, O_EXCL in a checked 0700 directory, before any
 		 * namespace is entered: the user's own files, the user's uid. */
@@ -153,7 +167,13 @@ void vr_run_audit_send_end(VrRunAudit *a, int exit_status)
 	g_autoptr(GString) s = g_string_new(NULL);
 	g_string_printf(s, "{\"op\":\"run-end\",\"path\":\"\",\"result\":\"ok\",\"exit_status\":%d,\"pid\":%d}",
 	                exit_status, (int)getpid());
-	send_event(a, s);
+	if (a->serving) {
+		send_event(a, s);
+	} else if (a->send_fd >= 0) {
+		(void)!send(a->send_fd, s->str, s->len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		close(a->send_fd);
+		a->send_fd = -1;
+	}
 	/* SIOCOUTQ on a unix socket: bytes sent but not yet received by the
 	 * peer. The daemon's reader stops on SIGTERM without draining, so wait
 	 * for it to have taken everything (the proxy's events too). It usually

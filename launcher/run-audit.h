@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "audit-file.h"
 #include "cli.h"
 #include "config.h"
 #include "policy.h"
@@ -15,20 +16,25 @@ typedef struct {
 	char *run_id;          /* this run's id (also given to the view) */
 	char *view_path;       /* the log file (what the view gets as audit_path), or NULL: none */
 	bool in_state_dir;     /* the log is the state directory's <run-id>.jsonl */
-	int log_fd;            /* the created state-dir log (O_APPEND|O_CLOEXEC), or -1 */
+	int log_fd;            /* the log: the created state-dir log or the opened FILE (O_APPEND|O_CLOEXEC), or -1 */
 	int dir_fd;            /* its directory (O_PATH), where the view rotates it, or -1 */
 	bool to_stderr, to_syslog;
 	uint64_t max_size;     /* rotation: bytes per part, 0 none */
 	bool fail_open;        /* --audit-fail=open */
 	int daemon_fd;         /* SOCK_SEQPACKET end the daemon reads (event_fd), or -1 */
 	int send_fd;           /* the end the supervisor and the proxy write, or -1 */
+	bool serving;          /* the daemon said "ready": it reads the socket (run-end waits for it) */
 } VrRunAudit;
 
 /* Decides the sinks (PLAN's --audit, else the config's [audit] path, else
  * `state`: a new log in the state directory), the rotation limit and the
  * failure mode (the plan's, else the config's); then makes the event
- * socketpair (both ends O_CLOEXEC). 0 or -errno (logged). */
-int vr_run_audit_open(VrRunAudit *a, const char *project, const VrRunPlan *plan, const VrConfig *config);
+ * socketpair (both ends O_CLOEXEC). The log, a FILE or the state
+ * directory's, is opened here, before anything is mounted; a FILE inside
+ * one of UNDER's N directories (what the sandbox sees) is refused.
+ * 0 or -errno (logged). */
+int vr_run_audit_open(VrRunAudit *a, const char *project, const VrRunPlan *plan, const VrConfig *config,
+                      const VrAuditUnder *under, size_t n_under);
 /* The audit part of the view's options: sinks, rotation, failure mode. */
 void vr_run_audit_view_options(const VrRunAudit *a, VrViewOptions *o);
 /* op "run-start": the command as one shell-quoted string, the version, the
@@ -46,7 +52,8 @@ char *vr_run_audit_policy_hash(const VrPolicy *policy);
 /* op "run-end" with the exit status, then waits (at most a few seconds)
  * until the daemon has taken every queued datagram off the socket, so a
  * SIGTERM right after cannot lose the last events, and closes the sending
- * end (no event can follow run-end). */
+ * end (no event can follow run-end). A daemon not serving yet (a start-up
+ * that stopped) reads nothing: no wait then. */
 void vr_run_audit_send_end(VrRunAudit *a, int exit_status);
 /* One record of the supervisor's own (a JSON object: "op", "path",
  * "result"…), into the run's log before run-end. */

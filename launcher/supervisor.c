@@ -37,6 +37,7 @@
 #include "exitcode.h"
 #include "fd-util.h"
 #include "log.h"
+#include "test-hook.h"
 #include "config.h"
 #include "cgroup.h"
 #include "dir-check.h"
@@ -44,6 +45,7 @@
 #include "proxy.h"
 #include "run-audit.h"
 #include "run-copy.h"
+#include "run-startup.h"
 #include "run-secrets.h"
 #include "run-views.h"
 #include "audit-sinks.h"
@@ -345,7 +347,12 @@ static pid_t start_daemon(const VrViewOptions *opts, const int *close_in_child, 
 static int await_line(pid_t *pid, int *ready_fd, const char *want, const char *what)
 {
 	char buf[16] = "";
-	ssize_t n = vr_read_line(*ready_fd, buf, sizeof buf);
+	/* Bounded, and a SIGTERM or ^C meanwhile ends the start-up: a daemon
+	 * that hangs before its line (it once waited on its own mount) must
+	 * not hang the run with it. */
+	int timeout_ms = vr_test_startup_timeout_ms(VR_STARTUP_TIMEOUT_MS);
+	int w = vr_startup_wait(*ready_fd, timeout_ms);
+	ssize_t n = w < 0 ? w : vr_read_line(*ready_fd, buf, sizeof buf);
 	gboolean ok = n > 0 && strcmp(buf, want) == 0;
 	if (ok && strcmp(want, "ready") != 0)
 		return 0;
@@ -353,9 +360,17 @@ static int await_line(pid_t *pid, int *ready_fd, const char *want, const char *w
 	*ready_fd = -1;
 	if (ok)
 		return 0;
+	if (w == -ETIMEDOUT) {
+		vr_error("%s did not say it was %s within %g s; stopping", what,
+		         strcmp(want, "ready") == 0 ? "ready" : "mounted", timeout_ms / 1000.0);
+		kill(*pid, SIGKILL);
+	} else if (w < 0) {
+		kill(*pid, SIGTERM);
+		kill(*pid, SIGCONT);
+	}
 	int st = wait_deadline(*pid, 5);
 	*pid = -1;
-	if (vr_exit_status(st) != VR_VIEW_EXIT_AUDIT_FAILED) /* it said why */
+	if (w == 0 && vr_exit_status(st) != VR_VIEW_EXIT_AUDIT_FAILED) /* it said why */
 		vr_error("%s could not be %s (daemon exit status %d)", what,
 		         strcmp(want, "ready") == 0 ? "started" : "mounted", vr_exit_status(st));
 	return -1;
@@ -601,6 +616,31 @@ static void sync_send(int fd, char c)
 		vr_log_errno(errno, "cannot start the sandbox");
 }
 
+/* Where a run's audit log FILE may not be (run-audit.h): every host path
+ * the sandbox binds (the project's view, --bind and --ro-bind, the system
+ * directories and /etc files) and the profile directories it guards. The
+ * strings stay L's and PLAN's. */
+static GArray *audit_unders(const OpList *l, const VrRunPlan *plan, const char *project)
+{
+	static const char why[] = "the agent could read its own audit log there";
+	GArray *u = g_array_new(FALSE, FALSE, sizeof(VrAuditUnder));
+	VrAuditUnder p = {project, "the project", why};
+	g_array_append_val(u, p);
+	for (guint i = 0; i < l->ops->len; i++) {
+		const VrSandboxOp *op = &g_array_index(l->ops, VrSandboxOp, i);
+		if (op->kind != VR_OP_BIND || !op->src || strcmp(op->src, project) == 0)
+			continue;
+		VrAuditUnder b = {op->src, "a path bound into the sandbox,", why};
+		g_array_append_val(u, b);
+	}
+	for (guint i = 0; plan->guarded_dirs && i < plan->guarded_dirs->len; i++) {
+		const VrGuardedDir *g = g_ptr_array_index(plan->guarded_dirs, i);
+		VrAuditUnder b = {g->dir, "a profile directory the sandbox sees,", why};
+		g_array_append_val(u, b);
+	}
+	return u;
+}
+
 /* The proxy variables replace any of the same name the plan let through. */
 static char **env_with_proxy(char **envp, const VrProxyOptions *popts)
 {
@@ -624,6 +664,12 @@ static char **env_with_proxy(char **envp, const VrProxyOptions *popts)
 
 int vr_supervisor_run(VrRunPlan *plan)
 {
+	/* From the first step on, a signal waits for the next phase or wait of
+	 * the start-up (run-startup.h), then for the wait loop: never lands
+	 * half-way through a step. */
+	int sfd = vr_startup_begin();
+	if (sfd < 0)
+		return VR_EXIT_ERROR;
 	/* Host-side decisions first: nothing below may fail half-way in the
 	 * sandbox for a reason we could have said here. */
 	char project[PATH_MAX];
@@ -844,17 +890,30 @@ int vr_supervisor_run(VrRunPlan *plan)
 	}
 	close(fuse_fd);
 
-	/* Before the user namespace: the cgroup helper keeps the host's credentials. */
+	int status = VR_EXIT_ERROR;
+	gboolean started = FALSE;
+	pid_t daemon = -1, proxy = -1, sandbox = -1;
+	g_autoptr(GArray) guards = g_array_new(FALSE, FALSE, sizeof(pid_t));
+	g_autoptr(GArray) guard_ready = g_array_new(FALSE, FALSE, sizeof(int)); /* their "ready" pipes */
+	int daemon_ready = -1;
+	VrSeccompProg sandbox_seccomp = {NULL, 0};
 	VrCgroup *cgroup = NULL;
-	if (vr_limits_any(&plan->limits) && !(cgroup = vr_cgroup_start(&plan->limits, id.host_root)))
-		return VR_EXIT_ERROR;
+	VrRunAudit audit = {.log_fd = -1, .dir_fd = -1, .daemon_fd = -1, .send_fd = -1};
+	if (vr_startup_phase("begin") < 0)
+		goto out;
 
-	/* The log is created now, as the user, before any namespace. */
-	VrRunAudit audit;
-	if (vr_run_audit_open(&audit, project, plan, config) < 0) {
-		vr_run_audit_close(&audit);
-		return VR_EXIT_ERROR;
-	}
+	/* Before the user namespace: the cgroup helper keeps the host's credentials. */
+	if (vr_limits_any(&plan->limits) && !(cgroup = vr_cgroup_start(&plan->limits, id.host_root)))
+		goto out;
+	if (cgroup && vr_startup_phase("cgroup") < 0)
+		goto out;
+
+	/* The log is created (or opened) now, as the user, before any
+	 * namespace and before anything is mounted; never where the sandbox
+	 * could read it. */
+	g_autoptr(GArray) under = audit_unders(&l, plan, project);
+	if (vr_run_audit_open(&audit, project, plan, config, (const VrAuditUnder *)under->data, under->len) < 0)
+		goto out;
 	/* Queued on the socket before the daemon exists, so it is the first
 	 * thing the daemon reads from it. */
 	g_autofree char *features = g_strdup_printf("userns,mountns,pidns,ipcns,utsns%s,seccomp%s,fuse",
@@ -864,25 +923,14 @@ int vr_supervisor_run(VrRunPlan *plan)
 	vr_run_audit_send_start(&audit, plan->command, project, features, policy_hash);
 	if (plan->gitfile_dir)
 		vr_run_audit_send_gitfile(&audit, plan->gitfile_ok, plan->gitfile_dir, plan->gitfile_why);
+	if (vr_startup_phase("audit") < 0)
+		goto out;
 
-	/* Signals are handled through a signalfd; children reset the mask. */
-	sigset_t mask;
-	sigemptyset(&mask);
-	int handled[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-	for (size_t i = 0; i < G_N_ELEMENTS(handled); i++)
-		sigaddset(&mask, handled[i]);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
-
-	int status = VR_EXIT_ERROR;
-	gboolean started = FALSE;
-	pid_t daemon = -1, proxy = -1, sandbox = -1;
-	g_autoptr(GArray) guards = g_array_new(FALSE, FALSE, sizeof(pid_t));
-	g_autoptr(GArray) guard_ready = g_array_new(FALSE, FALSE, sizeof(int)); /* their "ready" pipes */
-	int daemon_ready = -1;
-	VrSeccompProg sandbox_seccomp = {NULL, 0};
 	pid_t helper;
 	int go_fd;
 	if (vr_userns_prepare(&id, &helper, &go_fd) < 0 || vr_userns_enter(&id, helper, go_fd) < 0)
+		goto out;
+	if (vr_startup_phase("userns") < 0)
 		goto out;
 
 	/* The other views first: their namespaces then hold no copy of the
@@ -923,7 +971,9 @@ int vr_supervisor_run(VrRunPlan *plan)
 	vr_seccomp_prog_free(&shared_filter);
 	if (vr_sandbox_seccomp_prepare(plan->allow_userns, &sandbox_seccomp) < 0)
 		vr_seccomp_prog_free(&sandbox_seccomp); /* the child compiles it then, and says why */
-	if (await_line(&daemon, &daemon_ready, "mounted", "the project view") < 0)
+	if (vr_startup_phase("daemon") < 0)
+		goto out;
+	if (await_line(&daemon, &daemon_ready, "mounted", "the project view") < 0 || vr_startup_phase("mounted") < 0)
 		goto out;
 	for (guint i = 0; i < views->views->len; i++) {
 		VrExtraView *e = views->views->pdata[i];
@@ -934,6 +984,8 @@ int vr_supervisor_run(VrRunPlan *plan)
 		g_array_append_val(guard_ready, e->ready_fd); /* theirs to close now */
 		e->ready_fd = -1;
 	}
+	if (guards->len && vr_startup_phase("guards") < 0)
+		goto out;
 
 	vr_run_history_report(g_steal_pointer(&history), project);
 	VrSandboxSpec spec = {
@@ -993,6 +1045,10 @@ int vr_supervisor_run(VrRunPlan *plan)
 		sandbox = -1;
 		goto out;
 	}
+	/* The phases below end at out:, which kills the sandbox's pid 1: it
+	 * waits for its second byte, so COMMAND never starts. */
+	if (vr_startup_phase("sandbox") < 0)
+		goto out;
 	if (plan->net == VR_NET_ALLOW) {
 		/* The child waits on sync before building its root: its netns
 		 * exists, COMMAND does not run yet, so the proxy listens before
@@ -1014,6 +1070,8 @@ int vr_supervisor_run(VrRunPlan *plan)
 			sandbox = -1;
 			goto out;
 		}
+		if (vr_startup_phase("proxy") < 0)
+			goto out;
 	}
 	/* "g": build the root (the views are mounted) while the daemons
 	 * confine themselves and write their first audit records. COMMAND
@@ -1025,7 +1083,9 @@ int vr_supervisor_run(VrRunPlan *plan)
 	for (guint i = 0; i < guards->len && all_ready; i++)
 		all_ready = await_line(&g_array_index(guards, pid_t, i), &g_array_index(guard_ready, int, i), "ready",
 		                       "a guarded view") == 0;
-	if (!all_ready) {
+	if (all_ready)
+		audit.serving = true; /* it reads the event socket: run-end waits for it */
+	if (!all_ready || vr_startup_phase("ready") < 0) {
 		close(sync[1]); /* EOF: pid 1 exits without running COMMAND */
 		kill(sandbox, SIGKILL);
 		waitpid(sandbox, NULL, 0);
@@ -1037,9 +1097,6 @@ int vr_supervisor_run(VrRunPlan *plan)
 	sync_send(sync[1], 'x');
 	close(sync[1]);
 
-	int sfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sfd < 0)
-		vr_log_errno(errno, "signalfd");
 	gint64 deadline = plan->timeout > 0 ? g_get_monotonic_time() + (gint64)(plan->timeout * G_USEC_PER_SEC) : 0;
 	gboolean timed_out = FALSE, daemon_died = FALSE;
 	gint64 kill_at = 0, abort_at = 0;
@@ -1145,6 +1202,8 @@ int vr_supervisor_run(VrRunPlan *plan)
 		status = VR_EXIT_ERROR;
 
 out:
+	if (vr_startup_signal())
+		status = 128 + vr_startup_signal();
 	if (daemon_ready >= 0)
 		close(daemon_ready);
 	for (guint i = 0; i < guard_ready->len; i++)
@@ -1174,7 +1233,7 @@ out:
 	/* Its log failed at the end (--audit-fail=closed): said, and our error. */
 	if (stop_daemon(daemon, "the view daemon") == VR_VIEW_EXIT_AUDIT_FAILED)
 		status = VR_EXIT_ERROR;
-	if (daemon > 0 && !plan->quiet)
+	if (daemon > 0 && !plan->quiet && !vr_startup_signal())
 		vr_run_audit_print_summary(&audit);
 	vr_run_audit_close(&audit);
 	if (started)
