@@ -192,7 +192,7 @@ static void add_mount(VrRunPlan *plan, VrOpKind kind, const char *src, const cha
 
 static void add_env(VrRunPlan *plan, VrEnvOpKind kind, const char *name, const char *value)
 {
-	VrEnvOp op = {kind, g_strdup(name), g_strdup(value)};
+	VrEnvOp op = {kind, g_strdup(name), g_strdup(value), FALSE};
 	g_array_append_val(plan->env_ops, op);
 }
 
@@ -325,15 +325,10 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 	case OPT_UNSETENV: add_env(plan, VR_ENV_UNSET, a[0], NULL); break;
 	case OPT_CLEARENV: add_env(plan, VR_ENV_CLEAR, NULL, NULL); break;
 	case OPT_ENV_FILE: {
-		/* FILE or FILE:VAR1,VAR2 — the last ':' followed only by a name list
-		 * splits, so a path containing ':' still works without a list. */
-		const char *colon = strrchr(a[0], ':');
-		if (colon && colon[1] && strspn(colon + 1, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_,") == strlen(colon + 1)) {
-			g_autofree char *file = g_strndup(a[0], colon - a[0]);
-			add_env(plan, VR_ENV_FILE, file, colon + 1);
-		} else {
-			add_env(plan, VR_ENV_FILE, a[0], NULL);
-		}
+		/* FILE or FILE:GLOB,... (config.h says where it splits). */
+		g_autofree char *file = NULL, *patterns = NULL;
+		vr_config_split_env_file(a[0], &file, &patterns);
+		add_env(plan, VR_ENV_FILE, file, patterns);
 		break;
 	}
 	case OPT_RO_BIND: case OPT_BIND: case OPT_RO_BIND_TRY: case OPT_BIND_TRY:
@@ -505,7 +500,7 @@ void vr_cli_print_help(FILE *out)
 	      "                       for DOMAINS, host loopback PORTs (model servers: inference only)\n"
 	      "  --env-allow GLOB     pass host variables matching GLOB (default: PATH HOME TERM\n"
 	      "                       LANG LC_* USER SHELL TZ COLORTERM)\n"
-	      "  --setenv N V, --unsetenv N, --clearenv, --env-file FILE[:VAR,...] (read outside)\n"
+	      "  --setenv N V, --unsetenv N, --clearenv, --env-file FILE[:GLOB,...] (read outside)\n"
 	      "  --hide/--readonly/--redact/--show PATTERN, --scan mask|refuse|off (secrets by content)\n"
 	      "  --policy FILE, --audit state|FILE|-|syslog[,...], --audit-max-size SIZE|off\n"
 	      "  --audit-level denied|writes|reads|opens|all, --audit-fail closed|open\n"

@@ -29,13 +29,14 @@ typedef enum {
 	VR_ENV_SET,    /* name=value */
 	VR_ENV_UNSET,  /* name */
 	VR_ENV_CLEAR,  /* everything set so far */
-	VR_ENV_FILE,   /* name = dotenv file, value = "VAR1,VAR2" or NULL for all */
+	VR_ENV_FILE,   /* name = dotenv file, value = "GLOB1,GLOB2" or NULL for all */
 } VrEnvOpKind;
 
 typedef struct {
 	VrEnvOpKind kind;
 	char *name;
 	char *value;
+	gboolean from_config; /* [sandbox] env-file/setenv: messages name the config */
 } VrEnvOp;
 
 /* A bubblewrap-style mount option, applied in command-line order after the

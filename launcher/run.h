@@ -4,11 +4,15 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include "cli.h"
+#include "config.h"
 
 /* env.c: the environment COMMAND gets: allow-listed host variables, then the
  * plan's edits in order. home/user override HOME/USER when not NULL. */
 char **vr_env_build(const VrRunPlan *plan, char **host_env, const char *home,
                     const char *user, GError **error);
+/* The config's [sandbox] env-allow, env-file and setenv into PLAN, before
+ * the command line's edits (a relative env-file is the project's). */
+void vr_env_add_config(VrRunPlan *plan, const VrConfig *config, const char *project);
 /* TRUE when name matches the default allow-list or one of extra (globs). */
 gboolean vr_env_allowed(const char *name, GPtrArray *extra);
 

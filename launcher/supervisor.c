@@ -748,17 +748,7 @@ int vr_supervisor_run(VrRunPlan *plan)
 	vr_proxy_options_init(&popts);
 	popts.allow = allow;
 	popts.ready_fd = -1;
-	for (guint i = 0; config->env_allow && i < config->env_allow->len; i++)
-		g_ptr_array_add(plan->env_allow, g_strdup(g_ptr_array_index(config->env_allow, i)));
-	for (guint i = 0; config->env_set && i < config->env_set->len; i++) {
-		const char *kv = g_ptr_array_index(config->env_set, i);
-		const char *eq = strchr(kv, '=');
-		if (!eq)
-			continue;
-		/* config settings come before the command line's edits */
-		VrEnvOp op = {VR_ENV_SET, g_strndup(kv, eq - kv), g_strdup(eq + 1)};
-		g_array_prepend_val(plan->env_ops, op);
-	}
+	vr_env_add_config(plan, config, project);
 
 	VrIdentity id;
 	vr_userns_identity(&id);

@@ -26,8 +26,8 @@ typedef struct {
 
 static const GroupSpec groups[] = {
 	{"policy", {"hide", "readonly", "redact", "show"}, "hide, readonly, redact or show"},
-	{"sandbox", {"net", "env-allow", "setenv", "ro-bind", "bind", "profile", "memory", "pids", "cpu"},
-	 "net, env-allow, setenv, ro-bind, bind, profile, memory, pids or cpu"},
+	{"sandbox", {"net", "env-allow", "setenv", "env-file", "ro-bind", "bind", "profile", "memory", "pids", "cpu"},
+	 "net, env-allow, setenv, env-file, ro-bind, bind, profile, memory, pids or cpu"},
 	{"audit", {"level", "path", "max-size", "fail"}, "level, path, max-size or fail"},
 	/* Not from a project file (only [policy] is): turning the scan off
 	 * or raising its limit would loosen the view. */
@@ -265,6 +265,8 @@ static gboolean load_sandbox_key(VrConfig *config, GKeyFile *kf, const KeyLine *
 		return append_list(kf, kl, name, config->env_allow, FALSE, error);
 	if (strcmp(k, "setenv") == 0)
 		return append_list(kf, kl, name, config->env_set, TRUE, error);
+	if (strcmp(k, "env-file") == 0)
+		return append_list(kf, kl, name, config->env_files, FALSE, error);
 	if (strcmp(k, "ro-bind") == 0)
 		return append_list(kf, kl, name, config->ro_binds, FALSE, error);
 	return append_list(kf, kl, name, config->rw_binds, FALSE, error); /* bind */
@@ -571,6 +573,7 @@ VrConfig *vr_config_new(void)
 	vr_policy_add_builtins(config->policy);
 	config->env_allow = g_ptr_array_new_with_free_func(g_free);
 	config->env_set = g_ptr_array_new_with_free_func(g_free);
+	config->env_files = g_ptr_array_new_with_free_func(g_free);
 	config->ro_binds = g_ptr_array_new_with_free_func(g_free);
 	config->rw_binds = g_ptr_array_new_with_free_func(g_free);
 	config->scan_filter = vr_scan_filter_new();
@@ -585,6 +588,7 @@ void vr_config_free(VrConfig *config)
 	g_free(config->net);
 	g_ptr_array_unref(config->env_allow);
 	g_ptr_array_unref(config->env_set);
+	g_ptr_array_unref(config->env_files);
 	g_ptr_array_unref(config->ro_binds);
 	g_ptr_array_unref(config->rw_binds);
 	g_free(config->profile);
@@ -595,4 +599,24 @@ void vr_config_free(VrConfig *config)
 	g_free(config->scan_mode_source);
 	vr_scan_filter_free(config->scan_filter);
 	g_free(config);
+}
+
+/* Characters of a variable name and of a glob over names ([A-Z]*, ?). */
+#define NAME_GLOB_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_*?[]!^-"
+
+void vr_config_split_env_file(const char *spec, char **ret_file, char **ret_patterns)
+{
+	const char *colon = strrchr(spec, ':');
+	gboolean list = colon && colon > spec;
+	/* What follows must be nothing or names and globs joined by commas:
+	 * `/mnt/c:/x/.env` stays one file name. */
+	for (const char *c = list ? colon + 1 : ""; list && *c; c++)
+		list = *c == ',' || strchr(NAME_GLOB_CHARS, *c) != NULL;
+	if (!list) {
+		*ret_file = g_strdup(spec);
+		*ret_patterns = NULL;
+		return;
+	}
+	*ret_file = g_strndup(spec, (gsize)(colon - spec));
+	*ret_patterns = colon[1] ? g_strdup(colon + 1) : NULL;
 }

@@ -17,6 +17,7 @@ typedef struct {
 	char *net;                /* "none", "host", "allow=a,b" */
 	GPtrArray *env_allow;     /* globs of variable names (char *) */
 	GPtrArray *env_set;       /* "NAME=VALUE" (char *) */
+	GPtrArray *env_files;     /* env-file: "FILE[:PATTERN,...]" as --env-file takes them (char *) */
 	GPtrArray *ro_binds;      /* host paths (char *) bound read-only */
 	GPtrArray *rw_binds;      /* host paths (char *) bound read-write */
 	char *profile;
@@ -61,3 +62,10 @@ gboolean vr_config_parse_size(const char *text, guint64 *ret);
 gboolean vr_config_parse_audit_max_size(const char *text, guint64 *ret);
 /* The user config path ($XDG_CONFIG_HOME/vault-run/config); newly allocated. */
 char *vr_config_user_path(void);
+/* --env-file FILE[:PATTERN,...] and [sandbox] env-file, split: the last ':'
+ * starts the list when what follows it is empty or only names, globs over
+ * names (OPENAI_*, [A-Z]*_KEY) and commas; otherwise the whole of SPEC is
+ * the file (`/mnt/c:/x/.env`). So a file whose name holds a ':' is always
+ * expressible: `a:b:` is the file a:b, every variable; `a:b:K` its K.
+ * *RET_PATTERNS: the comma list, or NULL for every variable. */
+void vr_config_split_env_file(const char *spec, char **ret_file, char **ret_patterns);

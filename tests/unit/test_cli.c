@@ -229,14 +229,22 @@ static void test_env_file_spec(void **state)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(VrRunPlan) p = parse(&error, "--env-file", "a.env:API_KEY,OTHER", "--env-file", "/x:y/b.env",
-	                               "--setenv", "A", "1", "--unsetenv", "B", "--clearenv", "true", NULL);
+	                               "--setenv", "A", "1", "--unsetenv", "B", "--clearenv",
+	                               "--env-file", ".env:OPENAI_*,LEGION_*", "--env-file", "my:file:", "true", NULL);
 	assert_non_null(p);
-	assert_int_equal(p->env_ops->len, 5);
+	assert_int_equal(p->env_ops->len, 7);
 	VrEnvOp *op = &g_array_index(p->env_ops, VrEnvOp, 0);
 	assert_string_equal(op->name, "a.env");
 	assert_string_equal(op->value, "API_KEY,OTHER");
 	op = &g_array_index(p->env_ops, VrEnvOp, 1);
 	assert_string_equal(op->name, "/x:y/b.env");
+	assert_null(op->value);
+	/* Globs after the last ':' (issue 17: read as a file name before). */
+	op = &g_array_index(p->env_ops, VrEnvOp, 5);
+	assert_string_equal(op->name, ".env");
+	assert_string_equal(op->value, "OPENAI_*,LEGION_*");
+	op = &g_array_index(p->env_ops, VrEnvOp, 6);
+	assert_string_equal(op->name, "my:file");
 	assert_null(op->value);
 	assert_null(parse(&error, "--setenv", "A=B", "1", "true", NULL));
 }
@@ -270,7 +278,17 @@ static void test_env_build(void **state)
 	g_autofree char *missing = g_strconcat(file, ":NOPE", NULL);
 	g_autoptr(VrRunPlan) r = parse(&error, "--env-file", missing, "true", NULL);
 	assert_null(vr_env_build(r, host, NULL, NULL, &error));
+	assert_non_null(strstr(error->message, "no variable NOPE in it"));
 	g_clear_error(&error);
+	/* Globs pick from the file; one that matches nothing is no error;
+	 * --env-allow does not filter a file. */
+	g_autofree char *globs = g_strconcat(file, ":API_*,NONE_*", NULL);
+	g_autoptr(VrRunPlan) s = parse(&error, "--env-allow", "OTHER", "--env-file", globs, "true", NULL);
+	g_auto(GStrv) env3 = vr_env_build(s, host, NULL, NULL, &error);
+	assert_non_null(env3);
+	assert_true(g_strv_contains((const char *const *)env3, "API_KEY=k 1"));
+	assert_false(g_strv_contains((const char *const *)env3, "TOKEN=t"));
+	assert_false(g_strv_contains((const char *const *)env3, "OTHER=o"));
 	remove(file);
 	remove(dir);
 }

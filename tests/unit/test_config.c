@@ -38,6 +38,7 @@ static void test_good(void **state)
 		"net = allow=github.com,pypi.org\n"
 		"env-allow = LANG;LC_*\n"
 		"setenv = EDITOR=vi;A=b=c\n"
+		"env-file = .env:OPENAI_*,LEGION_*; ~/keys.env\n"
 		"ro-bind = /opt/tools\n"
 		"bind = /var/cache/x\n"
 		"profile = opencode\n"
@@ -59,6 +60,9 @@ static void test_good(void **state)
 	assert_string_equal(c->net, "allow=github.com,pypi.org");
 	assert_int_equal(c->env_allow->len, 2);
 	assert_string_equal(c->env_set->pdata[1], "A=b=c");
+	assert_int_equal(c->env_files->len, 2);
+	assert_string_equal(c->env_files->pdata[0], ".env:OPENAI_*,LEGION_*");
+	assert_string_equal(c->env_files->pdata[1], "~/keys.env");
 	assert_string_equal(c->ro_binds->pdata[0], "/opt/tools");
 	assert_string_equal(c->rw_binds->pdata[0], "/var/cache/x");
 	assert_string_equal(c->profile, "opencode");
@@ -149,6 +153,32 @@ static void test_bad(void **state)
 	}
 }
 
+static void expect_split(const char *spec, const char *file, const char *patterns)
+{
+	g_autofree char *f = NULL, *p = NULL;
+	vr_config_split_env_file(spec, &f, &p);
+	assert_string_equal(f, file);
+	if (patterns)
+		assert_string_equal(p, patterns);
+	else
+		assert_null(p);
+}
+
+static void test_env_file_split(void **state)
+{
+	expect_split(".env", ".env", NULL);
+	expect_split(".env:OPENAI_*,LEGION_*", ".env", "OPENAI_*,LEGION_*");
+	expect_split(".env:API_KEY", ".env", "API_KEY");
+	expect_split(".env:[A-Z]?_KEY", ".env", "[A-Z]?_KEY");
+	expect_split(".env:", ".env", NULL);
+	/* A file name holding ':' stays expressible. */
+	expect_split("/mnt/c:/x/.env", "/mnt/c:/x/.env", NULL);
+	expect_split("my:keys:", "my:keys", NULL);
+	expect_split("my:keys:K", "my:keys", "K");
+	expect_split("a:b.env", "a:b.env", NULL);
+	expect_split(":K", ":K", NULL);
+}
+
 static void test_project_adversarial(void **state)
 {
 	const char *hint = "project config may only add restrictions; put it in ~/.config/vault-run/config";
@@ -156,6 +186,8 @@ static void test_project_adversarial(void **state)
 	expect_error("[policy]\nhide = x;!.env\n", VR_SOURCE_PROJECT, "proj/.vault-run:2:", hint);
 	expect_error("[policy]\nhide=x\n[sandbox]\nnet = host\n", VR_SOURCE_PROJECT, "proj/.vault-run:3:", hint);
 	expect_error("[sandbox]\nbind = /\n", VR_SOURCE_PROJECT, "proj/.vault-run:1:", hint);
+	/* A project's own .env pulled into the sandbox would loosen the view. */
+	expect_error("[sandbox]\nenv-file = .env\n", VR_SOURCE_PROJECT, "proj/.vault-run:1:", hint);
 	expect_error("[audit]\nlevel = denied\n", VR_SOURCE_PROJECT, "proj/.vault-run:1:", hint);
 
 	/* Rules that would loosen by last-match-wins change nothing. */
@@ -242,6 +274,7 @@ int main(void)
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_project_adversarial),
+		cmocka_unit_test(test_env_file_split),
 		cmocka_unit_test(test_precedence),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
