@@ -51,7 +51,7 @@ stopped_pid() {
 	for i in $(seq 1 400); do
 		p=$(sed -n 's/^vault-run: test hook: .*, pid \([0-9]*\)$/\1/p' "$d/err" | head -1)
 		if [ -n "$p" ] && [ "$(state_of "$p")" = T ]; then echo "$p"; return; fi
-		kill -0 "$sup" 2>/dev/null || return
+		kill -0 "$sup" 2>/dev/null || return 0
 		sleep 0.05
 	done
 }
@@ -85,15 +85,15 @@ settle() {
 		d="$T/c/$name" sup=${SUP[$name]}
 		p=$(stopped_pid "$d" "$sup")
 		if [ -z "$p" ]; then
-			vr_fail "$name: never reached its phase"; cat "$d/err"; kill -9 "$sup" 2>/dev/null
+			vr_fail "$name: never reached its phase"; cat "$d/err"; kill -9 "$sup" 2>/dev/null || true
 			continue
 		fi
 		# The control: the case's processes are found by this very means.
 		HOOKED[$name]=$(run_procs "$d" | wc -l)
 		case ${ACT[$name]} in
-		KILL) kill -9 "$sup" ;;
-		KILL-SUP) kill -9 "$sup"; kill -CONT "$p" ;;
-		*) kill -"${ACT[$name]}" "$sup"; kill -CONT "$p" ;;
+		KILL) kill -9 "$sup" || true ;;
+		KILL-SUP) kill -9 "$sup" || true; kill -CONT "$p" || true ;;
+		*) kill -"${ACT[$name]}" "$sup" || true; kill -CONT "$p" || true ;;
 		esac
 	done
 	for name in "${!SUP[@]}"; do
