@@ -96,9 +96,11 @@ int vr_view_keeper_start(const char *mountpoint)
 
 /* The audit log lives in a directory the daemon rotates it in (LOG →
  * LOG.N, a new LOG): writing, creating, renaming and removing files there.
- * The run's log is in vault-run's state directory (audit_dir_fd); the log
- * of `vault-run mount --audit FILE` in FILE's directory, which the audit
- * writer opens after the confinement. */
+ * The caller opened the log and its directory before the mount (audit_fd,
+ * audit_dir_fd: the state directory, or FILE's for --audit FILE); a path
+ * alone is opened here, a caller that did not open it first (never a run
+ * nor `vault-run mount`: a path under the view would be looked up through
+ * it before it serves). */
 #define AUDIT_DIR_RIGHTS \
 	(VR_LL_FS_READ_FILE | VR_LL_FS_READ_DIR | VR_LL_FS_WRITE_FILE | VR_LL_FS_TRUNCATE | \
 	 VR_LL_FS_MAKE_REG | VR_LL_FS_REMOVE_FILE)
