@@ -889,6 +889,8 @@ int vr_supervisor_run(VrRunPlan *plan)
 	VrSeccompProg sandbox_seccomp = {NULL, 0};
 	VrCgroup *cgroup = NULL;
 	VrRunAudit audit = {.log_fd = -1, .dir_fd = -1, .daemon_fd = -1, .send_fd = -1};
+	g_autoptr(GArray) under = NULL;
+	g_autofree char *features = NULL, *policy_hash = NULL;
 	if (vr_startup_phase("begin") < 0)
 		goto out;
 
@@ -901,15 +903,14 @@ int vr_supervisor_run(VrRunPlan *plan)
 	/* The log is created (or opened) now, as the user, before any
 	 * namespace and before anything is mounted; never where the sandbox
 	 * could read it. */
-	g_autoptr(GArray) under = audit_unders(&l, plan, project);
+	under = audit_unders(&l, plan, project);
 	if (vr_run_audit_open(&audit, project, plan, config, (const VrAuditUnder *)under->data, under->len) < 0)
 		goto out;
 	/* Queued on the socket before the daemon exists, so it is the first
 	 * thing the daemon reads from it. */
-	g_autofree char *features = g_strdup_printf("userns,mountns,pidns,ipcns,utsns%s,seccomp%s,fuse",
-	                                            plan->net != VR_NET_HOST ? ",netns" : "",
-	                                            plan->net == VR_NET_ALLOW ? ",proxy" : "");
-	g_autofree char *policy_hash = vr_run_audit_policy_hash(config->policy);
+	features = g_strdup_printf("userns,mountns,pidns,ipcns,utsns%s,seccomp%s,fuse",
+	                           plan->net != VR_NET_HOST ? ",netns" : "", plan->net == VR_NET_ALLOW ? ",proxy" : "");
+	policy_hash = vr_run_audit_policy_hash(config->policy);
 	vr_run_audit_send_start(&audit, plan->command, project, features, policy_hash);
 	if (plan->gitfile_dir)
 		vr_run_audit_send_gitfile(&audit, plan->gitfile_ok, plan->gitfile_dir, plan->gitfile_why);
