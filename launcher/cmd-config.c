@@ -33,6 +33,8 @@ static const char starter[] =
 	"# Host variables let in, beyond PATH HOME TERM LANG LC_* USER SHELL TZ COLORTERM:\n"
 	"# env-allow = EDITOR\n"
 	"# setenv = PAGER=less\n"
+	"# Variables from a dotenv file read outside (relative: the project's), by glob:\n"
+	"# env-file = .env:OPENAI_*,ANTHROPIC_*\n"
 	"# Host paths shared read-only / read-write:\n"
 	"# ro-bind = /opt/tools\n"
 	"# bind = /var/cache/ccache\n"
@@ -114,6 +116,7 @@ static int show(const char *project, const char *policy_file)
 	printf("  %-10s %s\n", "profile", config->profile ? config->profile : "(default: by COMMAND's name)");
 	print_list("env-allow", config->env_allow);
 	print_list("setenv", config->env_set);
+	print_list("env-file", config->env_files);
 	print_list("ro-bind", config->ro_binds);
 	print_list("bind", config->rw_binds);
 	VrLimits mem = {config->limits.memory, 0, 0};
