@@ -617,10 +617,10 @@ static void sync_send(int fd, char c)
 }
 
 /* Where a run's audit log FILE may not be (run-audit.h): every host path
- * the sandbox binds (the project's view, --bind and --ro-bind, the system
- * directories and /etc files) and the profile directories it guards. The
- * strings stay L's and PLAN's. */
-static GArray *audit_unders(const OpList *l, const VrRunPlan *plan, const char *project)
+ * the sandbox binds (the project's view, --ro-bind, the system directories
+ * and /etc files) and what the other views serve (writable binds, profile
+ * directories; a file view: its one file). The strings stay L's and VIEWS'. */
+static GArray *audit_unders(const OpList *l, const VrViews *views, const char *project)
 {
 	static const char why[] = "the agent could read its own audit log there";
 	GArray *u = g_array_new(FALSE, FALSE, sizeof(VrAuditUnder));
@@ -633,9 +633,10 @@ static GArray *audit_unders(const OpList *l, const VrRunPlan *plan, const char *
 		VrAuditUnder b = {op->src, "a path bound into the sandbox,", why};
 		g_array_append_val(u, b);
 	}
-	for (guint i = 0; plan->guarded_dirs && i < plan->guarded_dirs->len; i++) {
-		const VrGuardedDir *g = g_ptr_array_index(plan->guarded_dirs, i);
-		VrAuditUnder b = {g->dir, "a profile directory the sandbox sees,", why};
+	for (guint i = 0; i < views->views->len; i++) {
+		const VrExtraView *e = views->views->pdata[i];
+		VrAuditUnder b = {e->only ? e->label : e->root,
+		                  e->guarded ? "a directory the sandbox sees," : "a path bound into the sandbox,", why};
 		g_array_append_val(u, b);
 	}
 	return u;
@@ -903,7 +904,7 @@ int vr_supervisor_run(VrRunPlan *plan)
 	/* The log is created (or opened) now, as the user, before any
 	 * namespace and before anything is mounted; never where the sandbox
 	 * could read it. */
-	under = audit_unders(&l, plan, project);
+	under = audit_unders(&l, views, project);
 	if (vr_run_audit_open(&audit, project, plan, config, (const VrAuditUnder *)under->data, under->len) < 0)
 		goto out;
 	/* Queued on the socket before the daemon exists, so it is the first

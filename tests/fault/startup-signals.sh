@@ -186,36 +186,43 @@ vr_check_not "deadline: COMMAND never ran" test -e "$d/p/ran"
 P="$T/c/audit/p"
 mkdir -p "$P" "$T/c/audit/b" "$T/c/audit/rb" "$T/c/audit/logs"
 echo 'int main;' >"$P/main.c"
-refused() { # refused NAME WANT-IN-MESSAGE RUN-ARGS... — 125 at once, one line
+refused() { # refused NAME WANT-IN-MESSAGE(ERE) RUN-ARGS... — 125 at once, one line
 	local name=$1 want=$2 st=0
 	shift 2
 	timeout -k 5 20 "$VR" "$@" -- sh -c 'echo ran >ran' >"$T/c/audit/out" 2>"$T/c/audit/err" || st=$?
 	vr_check "$name: refused with 125 (got $st)" test "$st" = 125
 	vr_check "$name: one line that says why" \
-		test "$(grep -c . "$T/c/audit/err")" = 1 -a "$(grep -c "$want.*the agent could read its own audit log" "$T/c/audit/err")" = 1
+		test "$(grep -c . "$T/c/audit/err")" = 1 -a "$(grep -cE -e "$want" "$T/c/audit/err")" = 1
 	vr_check "$name: nothing is left" gone "$T/c/audit"
 	vr_check "$name: nothing is mounted" no_mount "$T/c/audit"
 	vr_check_not "$name: COMMAND never ran" test -e "$P/ran"
 	[ "$vr_failures" = 0 ] || cat "$T/c/audit/err"
 }
-refused "inside the project" "inside the project $P" --project "$P" --profile none --audit "$P/a.jsonl"
+refused "inside the project" "inside the project $P: the agent could read its own audit log" --project "$P" --profile none --audit "$P/a.jsonl"
 vr_check_not "inside the project: no log file was created there" test -e "$P/a.jsonl"
 mkdir -p "$P/logs" "$P/x"
-refused "in a subdirectory, spelled with .." "inside the project $P" --project "$P" --profile none --audit "$P/logs/../x/../logs/a.jsonl"
+refused "in a subdirectory, spelled with .." "inside the project $P: the agent could read its own audit log" --project "$P" --profile none --audit "$P/logs/../x/../logs/a.jsonl"
 ln -s "$P" "$T/c/audit/alias"
-refused "through a symlink to the project" "inside the project $P" --project "$P" --profile none --audit "$T/c/audit/alias/a.jsonl"
+refused "through a symlink to the project" "inside the project $P: the agent could read its own audit log" --project "$P" --profile none --audit "$T/c/audit/alias/a.jsonl"
 echo old >"$P/old.jsonl"
 ln -s "$P/old.jsonl" "$T/c/audit/logs/link.jsonl"
-refused "a symlink to a file in the project" "inside the project $P" --project "$P" --profile none --audit "$T/c/audit/logs/link.jsonl"
+refused "a symlink to a file in the project" "inside the project $P: the agent could read its own audit log" --project "$P" --profile none --audit "$T/c/audit/logs/link.jsonl"
 vr_check "a symlink to a file in the project: that file is untouched" test "$(cat "$P/old.jsonl")" = old
-refused "in a --bind directory" "inside a path bound into the sandbox, $T/c/audit/b" --project "$P" --profile none \
+# (A writable bind holding the log is refused by the views' plan first,
+# run-views.c, in its words; a read-only one here.)
+refused "in a --bind directory" "--bind $T/c/audit/b: it holds the audit log" --project "$P" --profile none \
 	--bind "$T/c/audit/b" /b --audit "$T/c/audit/b/a.jsonl"
-refused "in a --ro-bind directory" "inside a path bound into the sandbox, $T/c/audit/rb" --project "$P" --profile none \
+refused "in a --ro-bind directory" "inside a path bound into the sandbox, $T/c/audit/rb: the agent could read" --project "$P" --profile none \
 	--ro-bind "$T/c/audit/rb" /rb --audit "$T/c/audit/rb/a.jsonl"
 mkdir -p "$T/bindalias"
 if mount --bind "$P" "$T/bindalias" 2>/dev/null; then
-	refused "through a bind mount of the project" "inside the project $P" --project "$P" --profile none \
+	refused "through a bind mount of the project" "inside the project $P: the agent could read its own audit log" --project "$P" --profile none \
 		--audit "$T/bindalias/a.jsonl"
+	umount "$T/bindalias"
+	# A --bind directory's view reached under another name: by inode.
+	mount --bind "$T/c/audit/b" "$T/bindalias"
+	refused "through a bind mount of a --bind directory" "inside a path bound into the sandbox, $T/c/audit/b: the agent could read" \
+		--project "$P" --profile none --bind "$T/c/audit/b" /b --audit "$T/bindalias/a.jsonl"
 	umount "$T/bindalias"
 else
 	echo "note: cannot bind-mount here (uid $(id -u)); the bind-mount alias is not tried"
