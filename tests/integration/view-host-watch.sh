@@ -9,7 +9,11 @@
 #    are seen inside within 5 s (with the watch on the kernel would otherwise
 #    keep them for an hour);
 # 3. a directory the host renames to a hidden name (.ssh/) is unreadable
-#    inside at once, through names the kernel still caches.
+#    inside through names the kernel still caches: a file never read
+#    before at once; one the agent had read at once without the watch
+#    (every open asks the daemon), and with it (no-open mode: the kernel
+#    may serve pages it already holds, bytes the agent has seen) as soon as
+#    the watch has seen the rename (docs/SECURITY.md, host-side edits).
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/view-lib.sh"
 vr_require_fuse
@@ -21,6 +25,7 @@ make_project() {
 	for i in $(seq -w 0 99); do echo "file $i" >"$P/d/f$i"; done
 	echo one >"$P/d/a.txt"
 	echo KEY >"$P/d/sub/key"
+	echo UNSEEN >"$P/d/sub/unseen"
 }
 
 # lookups LOG — the lookup count of the unmount marker.
@@ -77,8 +82,16 @@ for mode in watch nowatch; do
 
 	# --- 3. a directory renamed to a hidden name ---
 	cat "$M/d/sub/key" >/dev/null
+	stat "$M/d/sub/unseen" >/dev/null   # its name and attributes cached, never its bytes
 	mv "$P/d/sub" "$P/d/.ssh"
-	vr_check_not "$mode: the renamed directory's file is unreadable at once" grep -qs KEY "$M/d/sub/key"
+	vr_check_not "$mode: a file in the renamed directory never read is unreadable at once" \
+		grep -qs UNSEEN "$M/d/sub/unseen"
+	if [ "$mode" = watch ]; then
+		vr_check "$mode: the file read before is unreadable once the watch saw the rename" \
+			poll sh -c "! grep -qs KEY '$M/d/sub/key'"
+	else
+		vr_check_not "$mode: the file read before is unreadable at once" grep -qs KEY "$M/d/sub/key"
+	fi
 	vr_check_not "$mode: and not listed" sh -c "ls '$M/d/sub' 2>/dev/null | grep -q key"
 	vr_check_not "$mode: nor under the hidden name" grep -qs KEY "$M/d/.ssh/key"
 	vr_unmount
