@@ -9,7 +9,7 @@
 
 #include <glib.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 #define N_PATHS 100000
 

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "scan.h"
+#include "policy/scan.h"
 
 static const char *const templates[] = {
 	"static int %s_%s(struct %s *%s, size_t %s_len)\n{\n",

@@ -3,8 +3,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "copy.h"
-#include "fd-util.h"
+#include "common/copy.h"
+#include "common/fd-util.h"
 
 #ifndef FICLONE
 #define FICLONE _IOW(0x94, 9, int) /* linux/fs.h, whose RENAME_* clash with stdio.h */

@@ -1,4 +1,4 @@
-#include "fd-util.h"
+#include "common/fd-util.h"
 
 #include <dirent.h>
 #include <errno.h>

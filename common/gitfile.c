@@ -1,5 +1,5 @@
 /* The .git file check (gitfile.h). */
-#include "gitfile.h"
+#include "common/gitfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "fd-util.h"
+#include "common/fd-util.h"
 
 int vr_gitfile_parse(const char *buf, size_t len, char *ret, size_t size)
 {

@@ -1,7 +1,7 @@
 /* Landlock helpers: see landlock.h. The struct layouts are the kernel's
  * (include/uapi/linux/landlock.h), declared here because the installed
  * header may predate the running kernel's ABI. */
-#include "landlock.h"
+#include "common/landlock.h"
 
 #include <errno.h>
 #include <fcntl.h>

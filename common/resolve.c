@@ -7,7 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "resolve.h"
+#include "common/resolve.h"
 
 int vr_relpath_ok(const char *rel)
 {

@@ -1,4 +1,4 @@
-#include "seccomp-util.h"
+#include "common/seccomp-util.h"
 
 #include <errno.h>
 #include <linux/seccomp.h>

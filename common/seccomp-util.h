@@ -1,6 +1,6 @@
 /* Helpers shared by vault-run's two seccomp filters: the sandboxed
- * COMMAND's (launcher/sandbox-seccomp.c) and the self-confinement of the
- * daemon and the proxy (fusefs/confine.c). No glib: the first runs after
+ * COMMAND's (sandbox/seccomp.c) and the self-confinement of the
+ * daemon and the proxy (common/confine.c). No glib: the first runs after
  * fork in the sandbox's child. */
 #pragma once
 #include <linux/filter.h>

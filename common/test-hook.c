@@ -1,5 +1,5 @@
 /* See test-hook.h. No glib: the sandbox side may call it. */
-#include "test-hook.h"
+#include "common/test-hook.h"
 
 #include <signal.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  *   VR_TEST_PAUSE=PHASE[,PHASE...]
  *
  * A vault-run process that reaches one of the named phases (vr_test_pause
- * calls: the supervisor's in supervisor.c, the view's in fusefs/view.c)
+ * calls: the supervisor's in run/supervisor.c, the view's in fusefs/view.c)
  * writes "vault-run: test hook: PHASE, pid N" on stderr and stops itself
  * with SIGSTOP; SIGCONT lets it go on. Harmless: it only ever stops the
  * process that reads it, never acts on another, and secure_getenv keeps it

@@ -5,10 +5,10 @@
  * when it is full and the number shed is logged. A second thread reads the
  * events other processes of the run send as datagrams on event_fd.
  *
- * Every line is chained (audit-chain.h): the writer alone numbers and hashes
+ * Every line is chained (audit/chain.h): the writer alone numbers and hashes
  * records, in the order it writes them, so the chain is the file's order.
  * At stop it writes the seal, which counts the records before it. Where the
- * records go, rotation and write failures: audit-out.c.
+ * records go, rotation and write failures: audit/out.c.
  *
  * A run's other views (a --bind directory, a profile's directory) do not
  * write a log: their writer sends each record, "root" member included, as
@@ -27,11 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "audit-chain.h"
-#include "audit-out.h"
-#include "fd-util.h"
-#include "log.h"
-#include "view-private.h"
+#include "audit/chain.h"
+#include "audit/json.h"
+#include "audit/out.h"
+#include "common/fd-util.h"
+#include "common/log.h"
+#include "fusefs/view-private.h"
 
 #define QUEUE_CAP 8192
 
@@ -90,56 +91,12 @@ int vr_audit_level_parse(const char *name)
 	return -1;
 }
 
-const char *vr_errno_name(int err)
-{
-	const char *n = strerrorname_np(err);
-	return n ? n : "EIO";
-}
-
 bool vr_audit_wants(VrAuditLevel level)
 {
 	return A.active && level <= A.level;
 }
 
 /* --- formatting (writer thread) --- */
-
-void vr_audit_json_str(GString *s, const char *str)
-{
-	g_string_append_c(s, '"');
-	for (const char *p = str; *p;) {
-		gunichar c = g_utf8_get_char_validated(p, -1);
-		if (c == (gunichar)-1 || c == (gunichar)-2) {
-			/* Not UTF-8 (file names are bytes): the byte as a lone low
-			 * surrogate U+DC80..U+DCFF (Python's "surrogateescape"), which
-			 * our reader turns back into that byte, so a name survives
-			 * the round trip exactly; \u00XX would read back as a
-			 * different, two-byte character. */
-			g_string_append_printf(s, "\\udc%02x", (unsigned char)*p);
-			p++;
-			continue;
-		}
-		if (c == '"' || c == '\\')
-			g_string_append_printf(s, "\\%c", (char)c);
-		else if (c == '\n' || c == '\t' || c == '\r')
-			g_string_append_printf(s, "\\%c", c == '\n' ? 'n' : c == '\t' ? 't' : 'r');
-		else if (c < 0x20 || c == 0x7f)
-			g_string_append_printf(s, "\\u%04x", c);
-		else
-			g_string_append_len(s, p, g_utf8_next_char(p) - p);
-		p = g_utf8_next_char(p);
-	}
-	g_string_append_c(s, '"');
-}
-
-void vr_audit_json_ts(GString *s, gint64 us)
-{
-	time_t secs = (time_t)(us / G_USEC_PER_SEC);
-	struct tm tm;
-	gmtime_r(&secs, &tm);
-	char buf[40];
-	strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-	g_string_append_printf(s, "\"%s.%06dZ\"", buf, (int)(us % G_USEC_PER_SEC));
-}
 
 static char *read_small(const char *path)
 {
@@ -224,7 +181,7 @@ static void format_event(GString *s, QEvent *e)
 	g_string_append(s, "}\n");
 }
 
-/* A refusal, as `vault-run audit` counts them (launcher/audit-read.c
+/* A refusal, as `vault-run audit` counts them (audit/read.c
  * vr_audit_record_denied): "readonly" on an op that only looks is the class
  * of what was looked at, not a refusal. */
 static bool result_denied(const char *op, const char *result)
@@ -526,7 +483,13 @@ int vr_audit_start(const VrViewOptions *opts, const char *run_id)
 	if (!opts->audit_path && opts->event_fd < 0 && opts->audit_fd < 0 && !opts->audit_stderr &&
 	    !opts->audit_syslog && opts->audit_forward_fd < 0)
 		return 0;
-	int r = A.forward_fd >= 0 ? 0 : vr_audit_out_open(opts, run_id);
+	const VrAuditOutOptions out = {
+		.path = opts->audit_path, .fd = opts->audit_fd, .dir_fd = opts->audit_dir_fd,
+		.max_size = opts->audit_max_size, .fail_open = opts->audit_fail_open,
+		.keep_mount = opts->audit_keep_mount, .to_stderr = opts->audit_stderr,
+		.to_syslog = opts->audit_syslog,
+	};
+	int r = A.forward_fd >= 0 ? 0 : vr_audit_out_open(&out, run_id);
 	if (r < 0)
 		return r;
 	A.active = true;

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "scan.h"
-#include "scan-filter.h"
-#include "view-private.h"
+#include "policy/scan.h"
+#include "policy/scan-filter.h"
+#include "fusefs/view-private.h"
 
 /* Past this many versions the cache starts again: a tree rewritten in a
  * loop must not grow the daemon without bound. Re-scanning is only slower. */

@@ -17,7 +17,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "view-private.h"
+#include "fusefs/view-private.h"
 
 #define PERIOD_MS 500
 #define IDLE_US (120 * G_USEC_PER_SEC)

@@ -21,8 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "journal.h"
-#include "view-private.h"
+#include "fusefs/journal.h"
+#include "fusefs/view-private.h"
 
 #define SLOTS 32
 #define MAX_IDLE_US G_USEC_PER_SEC

@@ -27,12 +27,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "audit-out.h"
-#include "gitconfig.h"
-#include "journal.h"
-#include "scan.h"
-#include "scan-filter.h"
-#include "view-private.h"
+#include "audit/out.h"
+#include "policy/gitconfig.h"
+#include "fusefs/journal.h"
+#include "policy/scan.h"
+#include "policy/scan-filter.h"
+#include "fusefs/view-private.h"
 
 /* git config files are small; a bigger one is not what git writes. */
 #define GATE_MAX_SIZE (1u << 20)

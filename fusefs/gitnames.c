@@ -36,11 +36,11 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "audit-out.h"
+#include "audit/out.h"
 #include "common/fd-util.h"
 #include "common/gitfile.h"
 #include "common/resolve.h"
-#include "view-private.h"
+#include "fusefs/view-private.h"
 
 static VrRule rule_dotgit = {
 	.pattern = (char *)".git",

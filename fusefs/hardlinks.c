@@ -1,4 +1,4 @@
-#include "hardlinks.h"
+#include "fusefs/hardlinks.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "view-private.h"
+#include "fusefs/view-private.h"
 
 typedef struct {
 	dev_t dev;

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <sys/stat.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 /* The decision for a multi-link regular file: d, or the stricter class
  * recorded for its (dev, ino). Walks the project on first use. */

@@ -37,8 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "view-private.h"
+#include "common/log.h"
+#include "fusefs/view-private.h"
 
 #define WATCH_MASK                                                                          \
 	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_MODIFY | IN_ATTRIB |      \

@@ -35,7 +35,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "view-private.h"
+#include "fusefs/view-private.h"
 
 /* Parses /proc/self/{uid,gid}_map: "inside outside count" per line. */
 static void read_map(const char *path, VrIdMap *m)

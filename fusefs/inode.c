@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "view-private.h"
+#include "fusefs/view-private.h"
 
 static guint inode_hash(gconstpointer key)
 {

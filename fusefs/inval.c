@@ -12,7 +12,7 @@
  * the kernel's until the notification is out. */
 #include <signal.h>
 
-#include "view-private.h"
+#include "fusefs/view-private.h"
 
 static struct {
 	VrView *v;

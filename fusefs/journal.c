@@ -22,12 +22,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "audit-out.h"
+#include "audit/out.h"
 #include "common/copy.h"
 #include "common/resolve.h"
-#include "fd-util.h"
-#include "journal.h"
-#include "log.h"
+#include "common/fd-util.h"
+#include "fusefs/journal.h"
+#include "common/log.h"
 
 
 static struct {

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "view-private.h"
+#include "fusefs/view-private.h"
 
 #define VR_JOURNAL_DEFAULT_MAX ((uint64_t)1 << 30)
 

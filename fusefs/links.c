@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "common/resolve.h"
-#include "view-private.h"
+#include "fusefs/view-private.h"
 
 typedef struct {
 	dev_t dev;

@@ -12,9 +12,9 @@
 #include <linux/fs.h>
 #include <unistd.h>
 
-#include "hardlinks.h"
+#include "fusefs/hardlinks.h"
 #include "common/resolve.h"
-#include "view-private.h"
+#include "fusefs/view-private.h"
 
 void vr_proc_path(char buf[static 64], int fd)
 {

@@ -8,8 +8,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "journal.h"
-#include "view-private.h"
+#include "fusefs/journal.h"
+#include "fusefs/view-private.h"
 
 static void reply_attr(fuse_req_t req, VrInode *inode)
 {

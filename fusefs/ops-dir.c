@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "journal.h"
-#include "view-private.h"
+#include "fusefs/journal.h"
+#include "fusefs/view-private.h"
 
 static void vr_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "journal.h"
-#include "view-private.h"
+#include "fusefs/journal.h"
+#include "fusefs/view-private.h"
 
 static VrFile *file_of(struct fuse_file_info *fi)
 {

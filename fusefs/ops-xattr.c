@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/xattr.h>
 
-#include "view-private.h"
+#include "fusefs/view-private.h"
 
 static bool xattr_allowed(const char *name)
 {

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fd-util.h"
-#include "log.h"
-#include "view-private.h"
+#include "common/fd-util.h"
+#include "common/log.h"
+#include "fusefs/view-private.h"
 
 /* major:minor of the topmost "fuse.vault-run" mount on mountpoint (an
  * absolute path without symlinks), from /proc/self/mountinfo. */

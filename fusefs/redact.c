@@ -6,7 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "view-private.h"
+#include "fusefs/view-private.h"
 
 int vr_redact_load(int fd, char **ret_buf, size_t *ret_len)
 {

@@ -14,7 +14,7 @@
  * that only waits for the daemon to close its end of a pipe (at the end of
  * the run, or when the daemon dies, even by SIGKILL) and then detaches the
  * mount (umount2, or fusermount3 -u when unprivileged) if there is one. */
-#include "confine.h"
+#include "common/confine.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,8 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "view-private.h"
+#include "common/log.h"
+#include "fusefs/view-private.h"
 
 static struct {
 	pid_t pid;      /* the keeper, or 0 */

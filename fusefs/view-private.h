@@ -7,7 +7,8 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "view.h"
+#include "audit/json.h"  /* vr_errno_name, vr_audit_json_str: every handler audits */
+#include "fusefs/view.h"
 
 /* One host object the kernel knows about. Keyed by (dev, ino) like
  * passthrough_ll: two names of one hard-linked file share it. */
@@ -448,8 +449,27 @@ void vr_audit_emit_raw(const char *json, size_t len);
 void vr_audit_stop(void);      /* drains the queue, writes, closes */
 /* Waits (at most TIMEOUT_MS) until the writer has written what is queued. */
 void vr_audit_sync(int timeout_ms);
-const char *vr_errno_name(int err);
 /* Convenience: an event for a request. */
 void vr_audit_req(fuse_req_t req, VrAuditLevel level, const char *op, const char *path,
                   const char *result, const VrRule *rule, const char *target);
 const char *vr_result_of(VrDecision d);
+
+/* view-confine.c: the daemon's own confinement and its unmount keeper. */
+/* The view daemon, before it mounts on MOUNTPOINT: forks the unmount
+ * keeper (view-confine.c). 0 or -errno. */
+int vr_view_keeper_start(const char *mountpoint);
+/* The view daemon: after mounting, before any thread starts. Confines the
+ * daemon to the project, the journal, the audit log's directory and /proc
+ * (read-only). 0 or -errno (logged). */
+int vr_view_confine(VrView *v);
+/* Replaces fuse_session_unmount(): closes the FUSE device, then has the
+ * keeper unmount (without waiting: vr_view_unmount_wait). Without a
+ * keeper, fuse_session_unmount. */
+void vr_view_unmount(struct fuse_session *se);
+/* Waits (up to 10 s) for the keeper to have unmounted and ended; tells it
+ * to unmount first if nothing did. A no-op without a keeper. */
+void vr_view_unmount_wait(void);
+/* Instead of vr_view_unmount (--audit-fail closed with keep-mount): the
+ * keeper leaves without unmounting; the mount stays, dead, once the
+ * session's device is closed. */
+void vr_view_keep_mount(void);

@@ -10,13 +10,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "audit-out.h"
-#include "confine.h"
-#include "fd-util.h"
-#include "journal.h"
-#include "log.h"
-#include "test-hook.h"
-#include "view-private.h"
+#include "audit/out.h"
+#include "common/confine.h"
+#include "common/fd-util.h"
+#include "fusefs/journal.h"
+#include "common/log.h"
+#include "common/test-hook.h"
+#include "fusefs/view-private.h"
 
 VrView *vr_view;
 
@@ -31,7 +31,7 @@ bool vr_view_audit_failed(void)
 	return atomic_load(&audit_failed);
 }
 
-/* audit-out.c's stop hook: end the session as SIGTERM would (the writer
+/* audit/out.c's stop hook: end the session as SIGTERM would (the writer
  * blocks every signal, so it lands on a FUSE thread and interrupts its
  * read). Before the loop runs, vr_view_run sees the flag itself. */
 static void stop_for_audit(void)
@@ -277,7 +277,7 @@ int vr_view_run(const VrViewOptions *opts)
 	/* (libgcc_s, which pthread_cancel needs when the loop ends its
 	 * workers, is loaded by vr_confine_apply while /usr/lib is readable.)
 	 * The watch's inotify and eventfd descriptors, then confined before
-	 * any thread starts (confine.h); the audit writer and the journal open
+	 * any thread starts (common/confine.h); the audit writer and the journal open
 	 * what they need after it. */
 	vr_watch_init(&v);
 	/* Links at the root whose names a rule covers (.aws -> dotfiles/aws):

@@ -3,7 +3,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "policy.h"
+#include "policy/policy.h"
 
 /* Audit levels, each including the ones before it. */
 typedef enum {

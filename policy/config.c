@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
+#include "policy/config.h"
 
 #define MAX_CONFIG_SIZE (1024 * 1024)
 

@@ -1,9 +1,9 @@
 /* Config files (glib GKeyFile) from their sources, merged into a VrConfig.
  * See docs/policy.md for the format. */
 #pragma once
-#include "policy.h"
-#include "resource-limits.h"
-#include "scan-filter.h"
+#include "policy/policy.h"
+#include "policy/resource-limits.h"
+#include "policy/scan-filter.h"
 
 typedef enum {
 	VR_SOURCE_USER,     /* $XDG_CONFIG_HOME/vault-run/config: may hold everything */

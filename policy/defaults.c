@@ -2,7 +2,7 @@
  * policy show` prints them with their number as "built-in:N". Order matters
  * (last match wins among these and the user's rules): the SHOW rules for
  * templates follow the ".env.*" rule they carve out of. */
-#include "policy-private.h"
+#include "policy/policy-private.h"
 
 static const struct {
 	VrRuleKind kind;

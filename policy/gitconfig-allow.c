@@ -18,7 +18,7 @@
  * overrides. */
 #include <string.h>
 
-#include "gitconfig.h"
+#include "policy/gitconfig.h"
 
 static const char *const allow_list[] = {
 	"user.*",

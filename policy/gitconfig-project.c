@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 #include "common/resolve.h"
-#include "gitconfig.h"
-#include "policy-private.h"
+#include "policy/gitconfig.h"
+#include "policy/policy-private.h"
 
 #define MAX_FILES 2000        /* config files read at most (a project with many submodules) */
 #define MAX_INCLUDE_DEPTH 10  /* git's own limit */

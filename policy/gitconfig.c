@@ -11,7 +11,7 @@
  * their raw bytes, URLs may hold no whitespace). */
 #include <string.h>
 
-#include "gitconfig.h"
+#include "policy/gitconfig.h"
 
 typedef struct {
 	const guchar *b;

@@ -5,7 +5,7 @@
  * that outrank the best hit so far. */
 #include <string.h>
 
-#include "match.h"
+#include "policy/match.h"
 
 typedef struct {
 	const VrMatch *m;

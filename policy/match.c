@@ -4,8 +4,8 @@
  * against git itself). */
 #include <string.h>
 
-#include "match.h"
-#include "policy.h"
+#include "policy/match.h"
+#include "policy/policy.h"
 
 struct VrMatch {
 	char *glob;         /* leading '/' and one trailing '/' removed */

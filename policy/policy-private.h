@@ -1,6 +1,6 @@
 /* policy/policy-private.h — shared inside policy/ only. */
 #pragma once
-#include "policy.h"
+#include "policy/policy.h"
 
 /* vr_policy_add() that returns the rule added (owned by the policy), so the
  * caller can attach its why. NULL on error. */

@@ -11,8 +11,8 @@
  * excluded directory cannot be re-included). */
 #include <string.h>
 
-#include "match.h"
-#include "policy-private.h"
+#include "policy/match.h"
+#include "policy/policy-private.h"
 
 G_DEFINE_QUARK(vr-policy-error-quark, vr_policy_error)
 

@@ -4,7 +4,7 @@
  * (and editors' views) do not shift. */
 #include <string.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 static gboolean is_key_char(char c)
 {

@@ -1,5 +1,5 @@
 /* Parsing and describing resource limits (resource-limits.h). Pure functions. */
-#include "resource-limits.h"
+#include "policy/resource-limits.h"
 
 #include <math.h>
 #include <string.h>

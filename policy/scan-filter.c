@@ -4,9 +4,9 @@
  * "tests/fixtures/" covers every file below it, as in a hide rule. */
 #include <string.h>
 
-#include "match.h"
-#include "policy.h"
-#include "scan-filter.h"
+#include "policy/match.h"
+#include "policy/policy.h"
+#include "policy/scan-filter.h"
 
 typedef struct {
 	VrScanAllow pub;

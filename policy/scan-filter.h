@@ -6,7 +6,7 @@
  * and by `vault-run scan` to the hits of vr_scan_buffer(). */
 #pragma once
 #include <glib.h>
-#include "scan.h"
+#include "policy/scan.h"
 
 typedef struct VrScanFilter VrScanFilter;
 

@@ -1,6 +1,6 @@
 /* policy/scan-private.h — for tests and the fuzzer only. */
 #pragma once
-#include "scan.h"
+#include "policy/scan.h"
 
 /* vr_scan_buffer() without the AVX2 block loop (whose prefilter also drops
  * '=' and ':' anchors that cannot follow a secret's key): the portable

@@ -8,8 +8,8 @@
  *
  * Safety: every matcher indexes through at() or checks `< len` before reading;
  * the fuzzer (tests/fuzz/fuzz_scan.c) holds us to it. */
-#include "scan.h"
-#include "scan-private.h"
+#include "policy/scan.h"
+#include "policy/scan-private.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -13,7 +13,7 @@
 #include <glib.h>
 
 /* Bumped whenever what vr_scan_buffer finds changes for the same bytes:
- * verdicts kept across runs (launcher/git-history.c) are keyed by it. */
+ * verdicts kept across runs (run/git-history.c) are keyed by it. */
 #define VR_SCAN_REVISION 2
 
 typedef struct {

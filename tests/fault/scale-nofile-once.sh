@@ -5,8 +5,8 @@
 # (no crash), and its fds and peak RSS, sampled from the host side, stay
 # below its RLIMIT_NOFILE and 256 MiB (printed for docs/view.md "Limits").
 # Each file held open costs the daemon two fds, so the sandbox lowers
-# COMMAND's hard RLIMIT_NOFILE to 7/16 of the daemon's (launcher/
-# sandbox-nofile.c); without that the agent alone exhausted the daemon and
+# COMMAND's hard RLIMIT_NOFILE to 7/16 of the daemon's
+# (sandbox/nofile.c); without that the agent alone exhausted the daemon and
 # the second read failed with EMFILE. Root only (-once): the daemon's fds
 # are read from /proc as root.
 # Host root: a private mount namespace for the tmpfs of vr_fast_dir (the

@@ -138,7 +138,7 @@ for ph in "${phases[@]}"; do
 	[ "$ph" = cgroup ] && args+=(--memory 256M)
 	launch "$ph-term" "$ph" TERM 143 "${args[@]}"
 	launch "$ph-kill" "$ph" KILL 137 "${args[@]}"
-	# SIGINT takes SIGTERM's path (run-startup.c): two phases suffice.
+	# SIGINT takes SIGTERM's path (run/startup.c): two phases suffice.
 	case $ph in userns|mounted) launch "$ph-int" "$ph" INT 130 "${args[@]}" ;; esac
 done
 settle
@@ -209,7 +209,7 @@ ln -s "$P/old.jsonl" "$T/c/audit/logs/link.jsonl"
 refused "a symlink to a file in the project" "inside the project $P: the agent could read its own audit log" --project "$P" --profile none --audit "$T/c/audit/logs/link.jsonl"
 vr_check "a symlink to a file in the project: that file is untouched" test "$(cat "$P/old.jsonl")" = old
 # (A writable bind holding the log is refused by the views' plan first,
-# run-views.c, in its words; a read-only one here.)
+# run/views.c, in its words; a read-only one here.)
 refused "in a --bind directory" "--bind $T/c/audit/b: it holds the audit log" --project "$P" --profile none \
 	--bind "$T/c/audit/b" /b --audit "$T/c/audit/b/a.jsonl"
 refused "in a --ro-bind directory" "inside a path bound into the sandbox, $T/c/audit/rb: the agent could read" --project "$P" --profile none \

@@ -1,4 +1,4 @@
-/* libFuzzer target: the --env-file reader (launcher/dotenv.c). Any bytes
+/* libFuzzer target: the --env-file reader (run/dotenv.c). Any bytes
  * in (cut at the first NUL, as g_file_get_contents' text is read); checks
  * that it never crashes, that an error is one line naming the file, and
  * that every name it returns is non-empty of surrounding blanks and holds
@@ -7,15 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "dotenv.h"
+#include "run/plan.h"
+#include "run/dotenv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* cli.c's quark, which this target does not link. */
-GQuark vr_cli_error_quark(void)
+/* run/plan.c's quark, which this target does not link. */
+GQuark vr_plan_error_quark(void)
 {
-	return g_quark_from_static_string("vr-cli-error-quark");
+	return g_quark_from_static_string("vr-plan-error-quark");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

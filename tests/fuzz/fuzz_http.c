@@ -1,5 +1,5 @@
-/* libFuzzer target: the HTTP parsers of the proxy (launcher/proxy-parse.c,
- * launcher/proxy-gate.c), with what the agent sends as the input.
+/* libFuzzer target: the HTTP parsers of the proxy (net/parse.c,
+ * net/gate.c), with what the agent sends as the input.
  *
  * Input: byte 0 = how many bytes to feed at a time (1 + b % 64, or all at
  * once when b >= 192), then the client's bytes, optionally followed by
@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy-gate.h"
-#include "proxy-parse.h"
+#include "net/gate.h"
+#include "net/parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "match.h"
-#include "policy.h"
+#include "policy/match.h"
+#include "policy/policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

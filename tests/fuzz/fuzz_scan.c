@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scan.h"
-#include "scan-private.h"
+#include "policy/scan.h"
+#include "policy/scan-private.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

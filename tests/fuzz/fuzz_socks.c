@@ -1,4 +1,4 @@
-/* libFuzzer target: the SOCKS5 parsers of the proxy (launcher/proxy-parse.c)
+/* libFuzzer target: the SOCKS5 parsers of the proxy (net/parse.c)
  * on the bytes a client sends: the greeting, then the request right after
  * it. Checks, beyond "no crash": a message's length never passes the bytes
  * given; every shorter prefix of a complete message asks for more bytes
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proxy-parse.h"
+#include "net/parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

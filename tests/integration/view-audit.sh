@@ -59,7 +59,7 @@ vr_check_not "plain opens are not logged at reads" grep -q '"op":"open","path":"
 vr_check_not "nor closes" grep -q '"op":"close"' "$L"
 vr_check_not "lookups of visible names are not logged at reads" grep -q '"op":"lookup","path":"src"' "$L"
 
-# --- the hash chain (fusefs/audit-chain.h): sealed, and any flipped byte breaks it ---
+# --- the hash chain (audit/chain.h): sealed, and any flipped byte breaks it ---
 vr_check "every record is chained: seq first, hash last" python3 - "$L" <<'PY'
 import json, re, sys
 lines = open(sys.argv[1]).read().splitlines()

@@ -1,4 +1,4 @@
-/* The audit log's line parser (launcher/audit-json.c): the schema's lines,
+/* The audit log's line parser (audit/json.c): the schema's lines,
  * every JSON escape, malformed input refused, and a mutation fuzz loop over
  * inputs that are not NUL-terminated (so an ASan build catches overreads). */
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "audit-json.h"
+#include "audit/json.h"
 
 static int parse(VrJsonObject *o, const char *s)
 {

@@ -1,4 +1,4 @@
-/* The audit writer's output (fusefs/audit-out.c): rotation by size with the
+/* The audit writer's output (audit/out.c): rotation by size with the
  * chain running on across the parts, and what happens when the file cannot
  * be written (made to fail with RLIMIT_FSIZE, which needs no privilege):
  * closed stops writing and calls the stop hook, open counts the lost
@@ -21,12 +21,12 @@
 
 #include <glib.h>
 
-#include "audit-chain.h"
-#include "audit-out.h"
-#include "audit-read.h"
-#include "audit-sinks.h"
-#include "audit-verify.h"
-#include "config.h"
+#include "audit/chain.h"
+#include "audit/out.h"
+#include "audit/read.h"
+#include "audit/sinks.h"
+#include "audit/verify.h"
+#include "policy/config.h"
 
 static char *tmpdir;
 static char *logpath;
@@ -53,11 +53,8 @@ static int teardown(void **state)
 
 static void open_out(uint64_t max_size, bool fail_open)
 {
-	VrViewOptions o;
-	vr_view_options_init(&o);
-	o.audit_path = logpath;
-	o.audit_max_size = max_size;
-	o.audit_fail_open = fail_open;
+	VrAuditOutOptions o = {.path = logpath, .fd = -1, .dir_fd = -1, .max_size = max_size,
+	                       .fail_open = fail_open};
 	vr_audit_out_set_stop_hook(count_stop);
 	assert_int_equal(vr_audit_out_open(&o, "r1"), 0);
 }

@@ -1,6 +1,6 @@
-/* Reading audit logs (launcher/audit-read.c), the hash chain
- * (fusefs/audit-chain.c, launcher/audit-verify.c) and the state directory
- * (launcher/state-dir.c). */
+/* Reading audit logs (audit/read.c), the hash chain
+ * (audit/chain.c, audit/verify.c) and the state directory
+ * (audit/state-dir.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,10 +17,10 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 
-#include "audit-chain.h"
-#include "audit-read.h"
-#include "audit-verify.h"
-#include "state-dir.h"
+#include "audit/chain.h"
+#include "audit/read.h"
+#include "audit/verify.h"
+#include "audit/state-dir.h"
 
 static char *tmpdir;
 

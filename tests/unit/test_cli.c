@@ -6,8 +6,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cli.h"
-#include "run.h"
+#include "cli/run-options.h"
+#include "run/run.h"
 
 static VrRunPlan *parse(GError **error, ...)
 {
@@ -157,31 +157,31 @@ static void test_missing_argument(void **state)
 {
 	g_autoptr(GError) error = NULL;
 	assert_null(parse(&error, "--ro-bind", "/a", NULL));
-	assert_true(g_error_matches(error, VR_CLI_ERROR, VR_CLI_ERROR_MISSING_ARGUMENT));
+	assert_true(g_error_matches(error, VR_PLAN_ERROR, VR_PLAN_ERROR_MISSING_ARGUMENT));
 	assert_non_null(strstr(error->message, "--ro-bind"));
 	g_clear_error(&error);
 	assert_null(parse(&error, "--project", NULL));
-	assert_true(g_error_matches(error, VR_CLI_ERROR, VR_CLI_ERROR_MISSING_ARGUMENT));
+	assert_true(g_error_matches(error, VR_PLAN_ERROR, VR_PLAN_ERROR_MISSING_ARGUMENT));
 }
 
 static void test_unknown_and_bad(void **state)
 {
 	g_autoptr(GError) error = NULL;
 	assert_null(parse(&error, "--frobnicate", "ls", NULL));
-	assert_true(g_error_matches(error, VR_CLI_ERROR, VR_CLI_ERROR_UNKNOWN_OPTION));
+	assert_true(g_error_matches(error, VR_PLAN_ERROR, VR_PLAN_ERROR_UNKNOWN_OPTION));
 	g_clear_error(&error);
 	assert_null(parse(&error, "--net", "maybe", "ls", NULL));
-	assert_true(g_error_matches(error, VR_CLI_ERROR, VR_CLI_ERROR_BAD_VALUE));
+	assert_true(g_error_matches(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE));
 	g_clear_error(&error);
 	assert_null(parse(&error, "--tmpfs", "relative", "ls", NULL));
-	assert_true(g_error_matches(error, VR_CLI_ERROR, VR_CLI_ERROR_BAD_VALUE));
+	assert_true(g_error_matches(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE));
 	g_clear_error(&error);
 	assert_null(parse(&error, "--timeout", "-3", "ls", NULL));
 	g_clear_error(&error);
 	assert_null(parse(&error, "--json-status-fd", "x", "ls", NULL));
 	g_clear_error(&error);
 	assert_null(parse(&error, "--project", ".", NULL));
-	assert_true(g_error_matches(error, VR_CLI_ERROR, VR_CLI_ERROR_NO_COMMAND));
+	assert_true(g_error_matches(error, VR_PLAN_ERROR, VR_PLAN_ERROR_NO_COMMAND));
 }
 
 /* --audit adds up (a comma list, or repeated), refusing a second log file;
@@ -201,7 +201,7 @@ static void test_audit_options(void **state)
 	assert_int_equal(q->audit_max_size, 0);
 	assert_null(q->audit_path);
 	assert_null(parse(&error, "--audit", "/a.jsonl", "--audit", "/b.jsonl", "ls", NULL));
-	assert_true(g_error_matches(error, VR_CLI_ERROR, VR_CLI_ERROR_BAD_VALUE));
+	assert_true(g_error_matches(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE));
 	assert_non_null(strstr(error->message, "--audit: "));
 	g_clear_error(&error);
 	assert_null(parse(&error, "--audit", "state,,-", "ls", NULL));
@@ -209,7 +209,7 @@ static void test_audit_options(void **state)
 	assert_null(parse(&error, "--audit-max-size", "12", "ls", NULL));
 	g_clear_error(&error);
 	assert_null(parse(&error, "--audit-fail", "half", "ls", NULL));
-	assert_true(g_error_matches(error, VR_CLI_ERROR, VR_CLI_ERROR_BAD_VALUE));
+	assert_true(g_error_matches(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE));
 }
 
 static void test_help_version_inline(void **state)

@@ -10,7 +10,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
-#include "config.h"
+#include "policy/config.h"
 
 static VrClass cls(const VrConfig *c, const char *path)
 {

@@ -30,12 +30,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "confine.h"
-#include "landlock.h"
-#include "proxy-private.h"
-#include "view-private.h"
+#include "common/confine.h"
+#include "common/landlock.h"
+#include "net/proxy-private.h"
+#include "fusefs/view-private.h"
 
-/* An ASan build lets ptrace through (LeakSanitizer needs it: confine.c). */
+/* An ASan build lets ptrace through (LeakSanitizer needs it: common/confine.c). */
 #if defined(__SANITIZE_ADDRESS__)
 #define VR_TEST_ASAN 1
 #elif defined(__has_feature)

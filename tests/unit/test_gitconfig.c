@@ -20,8 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gitconfig.h"
-#include "policy.h"
+#include "policy/gitconfig.h"
+#include "policy/policy.h"
 
 /* --- the parser --- */
 

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cli.h"
-#include "config.h"
-#include "resource-limits.h"
+#include "cli/run-options.h"
+#include "policy/config.h"
+#include "policy/resource-limits.h"
 
 static void test_memory(void **state)
 {

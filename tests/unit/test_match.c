@@ -11,8 +11,8 @@
 #include <glib/gstdio.h>
 #include <string.h>
 
-#include "match.h"
-#include "policy.h"
+#include "policy/match.h"
+#include "policy/policy.h"
 
 /* The tree git and we look at: trailing '/' marks directories. */
 static const char *const tree[] = {

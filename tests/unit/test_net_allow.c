@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "net-allow.h"
+#include "net/allow.h"
 
 static VrNetAllow *allow_of(const char *spec)
 {

@@ -8,7 +8,7 @@
 #include <glib.h>
 #include <string.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 static VrClass cls(const VrPolicy *p, const char *path, gboolean is_dir)
 {

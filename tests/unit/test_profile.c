@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile.h"
+#include "run/profile.h"
 
 static gboolean contains(GPtrArray *a, const char *s)
 {

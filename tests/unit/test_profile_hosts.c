@@ -9,8 +9,8 @@
 #include <glib.h>
 #include <string.h>
 
-#include "net-allow.h"
-#include "profile.h"
+#include "net/allow.h"
+#include "run/profile.h"
 
 /* Error reports, analytics and log intake of the harnesses (and the
  * services they use): each takes uploads, none is needed to work. */

@@ -10,8 +10,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "proxy-gate.h"
-#include "proxy-parse.h"
+#include "net/gate.h"
+#include "net/parse.h"
 
 /* ---- HTTP proxy head ----------------------------------------------------- */
 

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "proxy.h"
+#include "net/proxy.h"
 
 /* A listening socket on 127.0.0.1 with a kernel-chosen port. */
 static int listener(guint16 *ret_port)

@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 #define CHILD_CHECK(cond, v)                                                                 \
 	do {                                                                                 \

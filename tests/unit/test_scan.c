@@ -13,8 +13,8 @@
 #include <cmocka.h>
 #include <glib.h>
 
-#include "scan.h"
-#include "scan-private.h"
+#include "policy/scan.h"
+#include "policy/scan-private.h"
 
 typedef struct {
 	const char *rule;   /* expected rule id; NULL: no hit at all */

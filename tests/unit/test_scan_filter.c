@@ -9,8 +9,8 @@
 #include <glib.h>
 #include <string.h>
 
-#include "config.h"
-#include "scan-filter.h"
+#include "policy/config.h"
+#include "policy/scan-filter.h"
 
 static gboolean load(VrConfig *c, const char *text, VrConfigSource src, GError **error)
 {

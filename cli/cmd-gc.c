@@ -1,0 +1,210 @@
+/* vault-run gc [--project DIR | --all] [--older-than DAYS] [--dry-run]:
+ * deletes run journals (docs/undo.md) older than DAYS (default 14), judged
+ * by their manifest's modification time. Audit logs are kept. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <glib.h>
+
+#include "cli/commands.h"
+#include "common/exitcode.h"
+#include "audit/state-dir.h"
+
+static const char usage[] =
+	"usage: vault-run gc [--project DIR | --all] [--older-than DAYS] [--dry-run]\n"
+	"Deletes the undo journals of runs older than DAYS (default 14).\n";
+
+/* A journal holds manifest.jsonl and objects/<n> only: anything else in it
+ * is not ours to delete, and the directory then stays. JFD is the journal,
+ * already opened without following a symlink. */
+static int remove_journal(int parent, int jfd, const char *name)
+{
+	int ofd = openat(jfd, "objects", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (ofd >= 0) {
+		DIR *d = fdopendir(ofd);
+		struct dirent *de;
+		while (d && (de = readdir(d)))
+			if (de->d_name[0] != '.')
+				unlinkat(ofd, de->d_name, 0);
+		if (d)
+			closedir(d);
+		else
+			close(ofd);
+		unlinkat(jfd, "objects", AT_REMOVEDIR);
+	}
+	unlinkat(jfd, "manifest.jsonl", 0);
+	return unlinkat(parent, name, AT_REMOVEDIR) < 0 ? -errno : 0;
+}
+
+/* The journals of one project directory DIR_FD (checked, O_PATH; SHOWN its
+ * path). Only real directories named *.journal are considered: a symlink
+ * of that name is left alone, so gc never deletes outside the state
+ * directory. */
+static int gc_dir(int dir_fd, const char *shown, time_t cutoff, bool dry_run, unsigned *removed)
+{
+	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	struct dirent *de;
+	int ret = 0;
+	while ((de = readdir(d))) {
+		if (!g_str_has_suffix(de->d_name, ".journal") || de->d_name[0] == '.')
+			continue;
+		int jfd = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (jfd < 0) {
+			if (errno == ELOOP || errno == ENOTDIR)
+				fprintf(stderr, "vault-run: gc: %s/%s is not a directory (a symlink?): left alone\n",
+				        shown, de->d_name);
+			continue;
+		}
+		struct stat st;
+		if (fstatat(jfd, "manifest.jsonl", &st, AT_SYMLINK_NOFOLLOW) < 0 && fstat(jfd, &st) < 0) {
+			close(jfd);
+			continue;
+		}
+		if (st.st_mtime >= cutoff) {
+			close(jfd);
+			continue;
+		}
+		printf("%s %s/%s\n", dry_run ? "would delete" : "deleted", shown, de->d_name);
+		int r = dry_run ? 0 : remove_journal(fd, jfd, de->d_name);
+		close(jfd);
+		if (r < 0) {
+			fprintf(stderr, "vault-run: gc: %s/%s: %s\n", shown, de->d_name, g_strerror(-r));
+			ret = r;
+			continue;
+		}
+		(*removed)++;
+	}
+	closedir(d);
+	return ret;
+}
+
+/* Every project directory below vault-run's checked state directory BFD
+ * (BASE: its path). */
+static int gc_all(int bfd, const char *base, time_t cutoff, bool dry_run, unsigned *removed)
+{
+	int r;
+	int lfd = openat(bfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
+	if (!d) {
+		r = -errno;
+		if (lfd >= 0)
+			close(lfd);
+		return r;
+	}
+	struct dirent *de;
+	int ret = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		g_autofree char *shown = g_build_filename(base, de->d_name, NULL);
+		struct stat st;
+		if (fstatat(bfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !(S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)))
+			continue; /* a symlink is reported by the checked open below */
+		int pfd;
+		if (vr_state_open_child(bfd, de->d_name, shown, false, &pfd) < 0) {
+			ret = -1; /* said why */
+			continue;
+		}
+		if (gc_dir(pfd, shown, cutoff, dry_run, removed) < 0)
+			ret = -1;
+		close(pfd);
+	}
+	closedir(d);
+	return ret;
+}
+
+int vr_cmd_gc(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"project", required_argument, NULL, 'p'},
+		{"all", no_argument, NULL, 'a'},
+		{"older-than", required_argument, NULL, 'o'},
+		{"dry-run", no_argument, NULL, 'n'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	const char *project = NULL;
+	bool all = false, dry_run = false;
+	double days = 14;
+	int c;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+nh", longopts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'p': project = optarg; break;
+		case 'a': all = true; break;
+		case 'n': dry_run = true; break;
+		case 'o':
+			days = g_ascii_strtod(optarg, &end);
+			if (!*optarg || *end || days < 0 || days > 36500) {
+				fprintf(stderr, "vault-run: gc: --older-than: '%s' is not a number of days\n", optarg);
+				return VR_EXIT_ERROR;
+			}
+			break;
+		case 'h': fputs(usage, stdout); return VR_EXIT_OK;
+		default:
+			fprintf(stderr, "vault-run: gc: unknown option or missing value in '%s' (see vault-run gc --help)\n",
+			        argv[optind - 1]);
+			return VR_EXIT_ERROR;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "vault-run: gc: unexpected argument '%s'\n", argv[optind]);
+		return VR_EXIT_ERROR;
+	}
+	time_t cutoff = time(NULL) - (time_t)(days * 86400);
+	unsigned removed = 0;
+	int r = 0;
+	if (all) {
+		g_autofree char *base = NULL;
+		if ((r = vr_state_base_dir(&base)) < 0) {
+			fprintf(stderr, "vault-run: gc: no state directory: %s\n", g_strerror(-r));
+			return VR_EXIT_ERROR;
+		}
+		int bfd;
+		r = vr_state_open_base_dir(false, &bfd);
+		if (r == -ENOENT) {
+			r = 0;
+		} else if (r < 0) {
+			return VR_EXIT_ERROR; /* the refusal is logged */
+		} else {
+			r = gc_all(bfd, base, cutoff, dry_run, &removed);
+			close(bfd);
+		}
+	} else {
+		g_autofree char *dir = NULL;
+		if ((r = vr_state_project_dir(project ? project : ".", &dir)) < 0) {
+			fprintf(stderr, "vault-run: gc: %s: %s\n", project ? project : ".", g_strerror(-r));
+			return VR_EXIT_ERROR;
+		}
+		int pfd;
+		r = vr_state_open_project_dir(project ? project : ".", false, &pfd);
+		if (r == -ENOENT) {
+			r = 0;
+		} else if (r < 0) {
+			return VR_EXIT_ERROR; /* the refusal is logged */
+		} else {
+			r = gc_dir(pfd, dir, cutoff, dry_run, &removed);
+			close(pfd);
+		}
+	}
+	printf("%s %u journal(s)\n", dry_run ? "would delete" : "deleted", removed);
+	return r < 0 ? 1 : VR_EXIT_OK;
+}

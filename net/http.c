@@ -1,0 +1,140 @@
+/* The HTTP front end of the proxy: `CONNECT host:port` tunnels and plain
+ * requests with an absolute URI (`GET http://host/path HTTP/1.1`). One
+ * request per client connection: the upstream request carries
+ * `Connection: close`, so a second request on the same connection can never
+ * reach a host that was not decided on. Runs in a handshake worker thread. */
+#include "net/proxy-private.h"
+#include "net/parse.h"
+
+#include <string.h>
+
+static void reply(GSocketConnection *client, int code, const char *status, const char *body)
+{
+	g_autofree char *msg = g_strdup_printf("HTTP/1.1 %d %s\r\n"
+	                                       "Content-Type: text/plain; charset=utf-8\r\n"
+	                                       "Content-Length: %zu\r\n"
+	                                       "Connection: close\r\n"
+	                                       "Proxy-Agent: vault-run\r\n"
+	                                       "\r\n%s",
+	                                       code, status, strlen(body), body);
+	GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(client));
+	g_output_stream_write_all(out, msg, strlen(msg), NULL, NULL, NULL);
+}
+
+static void reply_error(GSocketConnection *client, ProxyConn *c, ProxyStatus st)
+{
+	g_autofree char *body = NULL;
+	if (st == PROXY_DENIED) {
+		body = g_strdup_printf("vault-run: connection to %s:%u denied: %s\n", c->host ? c->host : "?",
+		                       c->port, c->reason);
+		reply(client, 403, "Forbidden", body);
+	} else {
+		body = g_strdup_printf("vault-run: cannot reach %s:%u: %s\n", c->host, c->port, c->reason);
+		if (st == PROXY_UNREACHABLE)
+			reply(client, 504, "Gateway Timeout", body);
+		else if (st == PROXY_NO_HOST)
+			/* Not a 5xx: clients (the AI SDKs of opencode & co.) retry a 5xx
+			 * with backoff for a minute; a name that does not resolve from
+			 * here (no network, no DNS) will not resolve a second later. */
+			reply(client, 404, "Not Found", body);
+		else
+			reply(client, 502, "Bad Gateway", body);
+	}
+}
+
+/* Reads up to and including the empty line that ends the head. The bytes
+ * after it (a body, a TLS ClientHello) stay buffered in `in`. */
+static char *read_head(GBufferedInputStream *in, gsize *ret_len)
+{
+	for (;;) {
+		gsize avail = 0;
+		const char *buf = g_buffered_input_stream_peek_buffer(in, &avail);
+		gsize len = vr_http_head_length(buf, avail);
+		if (len) {
+			/* Bytes as they are: the parser refuses a NUL in them. */
+			char *head = g_malloc(len + 1);
+			memcpy(head, buf, len);
+			head[len] = '\0';
+			g_input_stream_skip(G_INPUT_STREAM(in), len, NULL, NULL);
+			*ret_len = len;
+			return head;
+		}
+		if (avail >= VR_HTTP_MAX_HEAD)
+			return NULL;
+		if (g_buffered_input_stream_fill(in, -1, NULL, NULL) <= 0)
+			return NULL;
+	}
+}
+
+static const char *request_error_text(VrProxyRequestError e)
+{
+	switch (e) {
+	case VR_PROXY_REQ_OK: break;
+	case VR_PROXY_REQ_BAD_HEAD: return "malformed request head (a control byte, or a field that is not NAME: VALUE)";
+	case VR_PROXY_REQ_BAD_LINE: return "malformed request line";
+	case VR_PROXY_REQ_NOT_PROXY: return "expected CONNECT host:port or an absolute http:// URI";
+	case VR_PROXY_REQ_USERINFO: return "user info in the URL is not supported";
+	case VR_PROXY_REQ_BAD_AUTHORITY: return "malformed host:port";
+	}
+	return "bad request";
+}
+
+void proxy_http_handle(VrProxy *proxy, GSocketConnection *client)
+{
+	g_autoptr(GInputStream) in =
+	        g_buffered_input_stream_new_sized(g_io_stream_get_input_stream(G_IO_STREAM(client)), VR_HTTP_MAX_HEAD);
+	gsize head_len = 0;
+	g_autofree char *head = read_head(G_BUFFERED_INPUT_STREAM(in), &head_len);
+	if (!head) {
+		reply(client, 400, "Bad Request", "vault-run proxy: unreadable or oversized request head\n");
+		return;
+	}
+	g_auto(VrProxyRequest) req = {0};
+	VrProxyRequestError e = vr_proxy_request_parse(head, head_len, &req);
+	if (e != VR_PROXY_REQ_OK) {
+		g_autofree char *body = g_strdup_printf("vault-run proxy: %s\n", request_error_text(e));
+		reply(client, 400, "Bad Request", body);
+		if (e == VR_PROXY_REQ_USERINFO || e == VR_PROXY_REQ_BAD_AUTHORITY) {
+			/* A request that names a destination is a decision: audited. */
+			ProxyConn *c = proxy_conn_new(proxy, req.connect ? "connect" : "http");
+			c->host = g_strdup(req.authority);
+			c->result = "denied";
+			c->reason = g_strdup(request_error_text(e));
+			proxy_conn_finish(c);
+		}
+		return;
+	}
+	ProxyConn *c = proxy_conn_new(proxy, req.connect ? "connect" : "http");
+	c->host = g_strdup(req.host);
+	c->port = req.port;
+
+	ProxyStatus st;
+	g_autoptr(GSocketConnection) up = proxy_open(c, &st);
+	if (!up) {
+		reply_error(client, c, st);
+		proxy_conn_finish(c);
+		return;
+	}
+
+	if (req.connect) {
+		static const char ok[] = "HTTP/1.1 200 Connection established\r\nProxy-Agent: vault-run\r\n\r\n";
+		GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(client));
+		if (!g_output_stream_write_all(out, ok, strlen(ok), NULL, NULL, NULL)) {
+			proxy_conn_finish(c);
+			return;
+		}
+	} else {
+		/* Origin form with our own Host and Connection: close. */
+		g_autoptr(GString) h = vr_proxy_request_rewrite(&req);
+		GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(up));
+		if (!g_output_stream_write_all(out, h->str, h->len, NULL, NULL, NULL)) {
+			c->result = "failed";
+			c->reason = g_strdup("upstream closed before the request was sent");
+			reply_error(client, c, PROXY_REFUSED);
+			proxy_conn_finish(c);
+			return;
+		}
+		c->bytes_up += h->len;
+	}
+	proxy_relay(c, client, in, up);
+}

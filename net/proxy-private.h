@@ -1,0 +1,86 @@
+/* Inside the proxy: what net/proxy.c (server, decisions, relay, audit) shares
+ * with the protocol front ends net/http.c and net/socks.c.
+ *
+ * Threading: the main thread accepts; a pool of threads runs each new
+ * client's handshake (parse, decide, resolve, connect: short and blocking,
+ * so written as plain sequential code) with socket timeouts; the long-lived
+ * byte relay then moves to the main loop as async GIO operations, so an idle
+ * tunnel holds no thread. */
+#pragma once
+#include <gio/gio.h>
+
+#include "net/proxy.h"
+
+typedef struct VrProxy {
+	const VrProxyOptions *opts;
+	GResolver *resolver;
+	GMutex audit_lock;       /* serialises writes to opts->audit_fd */
+	GHashTable *relays;      /* active relays, touched only in the main thread */
+	GPtrArray *listeners;    /* marker objects of the listening sockets (net/proxy.c) */
+	const GArray *specs;     /* what each listening socket serves (net/proxy.c); lives to the exit */
+	GSocketService *service; /* accepts in the main thread */
+	GThreadPool *pool;       /* runs the handshakes */
+	int handshakes;          /* queued or running; main thread only */
+	gboolean serving;        /* main thread only */
+} VrProxy;
+
+typedef enum {
+	PROXY_OK,
+	PROXY_DENIED,      /* refused by the policy: 403 / SOCKS 0x02 */
+	PROXY_NO_HOST,     /* name did not resolve: 404 / SOCKS 0x04 */
+	PROXY_REFUSED,     /* upstream refused: 502 / SOCKS 0x05 */
+	PROXY_UNREACHABLE, /* timeout, no route…: 504 / SOCKS 0x04 */
+} ProxyStatus;
+
+/* One client request, from its decision to the audit event. */
+typedef struct {
+	VrProxy *proxy;
+	const char *proto; /* "http", "connect", "socks5" */
+	char *host;
+	guint16 port;
+	const char *rule; /* the matching pattern (owned by the allow-list) */
+	char *reason;     /* why denied / failed, for the audit event and the client */
+	char *address;    /* the address actually connected to */
+	const char *result;
+	gint64 start_us; /* monotonic */
+	GDateTime *start;
+	guint64 bytes_up, bytes_down;
+	char *method, *path; /* a request on a model-server bridge (proto "localhost-http") */
+	int status;          /* … and its response's status, 0 when none */
+} ProxyConn;
+
+ProxyConn *proxy_conn_new(VrProxy *proxy, const char *proto);
+
+/* Decides on c->host:c->port and connects to a checked address. NULL (with
+ * *ret_status, c->result and c->reason set) when denied or unreachable. */
+GSocketConnection *proxy_open(ProxyConn *c, ProxyStatus *ret_status);
+
+/* Emits the audit event and frees c. For requests that never reach relay. */
+void proxy_conn_finish(ProxyConn *c);
+
+/* Hands both sides to the main loop, which copies bytes both ways until both
+ * directions have ended, then closes everything and calls proxy_conn_finish.
+ * client_in may be a buffered stream holding bytes already read. Takes
+ * ownership of c and references to the rest. */
+void proxy_relay(ProxyConn *c, GSocketConnection *client, GInputStream *client_in,
+                 GSocketConnection *upstream);
+
+/* A model-server bridge of the http form: the client's requests go through
+ * a VrHttpGate, one audit event per request. Takes references. */
+void proxy_relay_gated(VrProxy *proxy, const VrNetBridge *bridge, const char *address, GSocketConnection *client,
+                       GSocketConnection *upstream);
+
+/* At the end: the audit events of the connections still open. */
+void proxy_relays_stop(VrProxy *proxy);
+
+/* Protocol front ends, run in a worker thread for one accepted client. */
+void proxy_http_handle(VrProxy *proxy, GSocketConnection *client);
+void proxy_socks_handle(VrProxy *proxy, GSocketConnection *client);
+/* net/bridge.c: connects to the host's loopback port, then relays. */
+void proxy_bridge_handle(VrProxy *proxy, GSocketConnection *client, const VrNetBridge *bridge);
+
+/* Connect timeout for upstream connections. */
+#define PROXY_CONNECT_TIMEOUT_S 30
+
+/* net/confine.c: no_new_privs, Landlock, seccomp; before serving. 0 or -errno (logged). */
+int vr_proxy_confine(void);

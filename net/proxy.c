@@ -1,0 +1,670 @@
+/* The network proxy process: listeners (in the sandbox's netns), the
+ * allow/deny decision, the byte relay and the audit events. The HTTP and
+ * SOCKS5 front ends are in net/http.c and net/socks.c. */
+#include "net/proxy-private.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glib-unix.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "audit/json.h"
+#include "common/fd-util.h"
+#include "common/log.h"
+
+/* A handshake that takes longer than this is dropped: it holds a worker. */
+#define HANDSHAKE_TIMEOUT_S 30
+#define MAX_HANDSHAKES 64
+
+void vr_proxy_options_init(VrProxyOptions *opts)
+{
+	*opts = (VrProxyOptions){
+		.listen_host = "127.0.0.1",
+		.http_port = VR_PROXY_DEFAULT_HTTP_PORT,
+		.socks_port = VR_PROXY_DEFAULT_SOCKS_PORT,
+		.event_fd = -1,
+		.audit_fd = -1,
+		.ready_fd = -1,
+	};
+}
+
+void vr_proxy_env(const VrProxyOptions *opts, GPtrArray *env)
+{
+	static const char *const http_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"};
+	const char *host = opts->listen_host ? opts->listen_host : "127.0.0.1";
+	for (size_t i = 0; i < G_N_ELEMENTS(http_vars); i++)
+		g_ptr_array_add(env, g_strdup_printf("%s=http://%s:%u", http_vars[i], host, opts->http_port));
+	/* socks5h: the client sends the name, so the proxy resolves it (outside). */
+	g_ptr_array_add(env, g_strdup_printf("ALL_PROXY=socks5h://%s:%u", host, opts->socks_port));
+	g_ptr_array_add(env, g_strdup_printf("all_proxy=socks5h://%s:%u", host, opts->socks_port));
+	g_ptr_array_add(env, g_strdup("NO_PROXY=localhost,127.0.0.1,::1"));
+	g_ptr_array_add(env, g_strdup("no_proxy=localhost,127.0.0.1,::1"));
+}
+
+/* ---- audit ------------------------------------------------------------ */
+
+static void json_string(GString *out, const char *s)
+{
+	if (s)
+		vr_json_append_string(out, s);
+	else
+		g_string_append(out, "null");
+}
+
+ProxyConn *proxy_conn_new(VrProxy *proxy, const char *proto)
+{
+	ProxyConn *c = g_new0(ProxyConn, 1);
+	c->proxy = proxy;
+	c->proto = proto;
+	c->start_us = g_get_monotonic_time();
+	c->start = g_date_time_new_now_utc();
+	return c;
+}
+
+void proxy_conn_finish(ProxyConn *c)
+{
+	const VrProxyOptions *opts = c->proxy->opts;
+	g_autofree char *ts = g_date_time_format(c->start, "%Y-%m-%dT%H:%M:%S.%fZ");
+	g_autoptr(GString) j = g_string_new("{\"ts\":");
+	json_string(j, ts);
+	g_string_append(j, ",\"op\":\"connect\",\"proto\":");
+	json_string(j, c->proto);
+	g_string_append(j, ",\"host\":");
+	json_string(j, c->host);
+	g_string_append_printf(j, ",\"port\":%u,\"result\":", c->port);
+	json_string(j, c->result ? c->result : "failed");
+	g_string_append(j, ",\"rule\":");
+	json_string(j, c->rule);
+	g_string_append(j, ",\"reason\":");
+	json_string(j, c->reason);
+	g_string_append(j, ",\"address\":");
+	json_string(j, c->address);
+	if (c->method) {
+		g_string_append(j, ",\"method\":");
+		json_string(j, c->method);
+		g_string_append(j, ",\"path\":");
+		json_string(j, c->path);
+		g_string_append_printf(j, ",\"status\":%d", c->status);
+	}
+	g_string_append_printf(j, ",\"bytes_up\":%" G_GUINT64_FORMAT ",\"bytes_down\":%" G_GUINT64_FORMAT
+	                          ",\"duration_ms\":%" G_GINT64_FORMAT "}",
+	                       c->bytes_up, c->bytes_down, (g_get_monotonic_time() - c->start_us) / 1000);
+
+	if (opts->event_fd >= 0) {
+		/* One event, one datagram: the audit writer needs no framing. */
+		while (send(opts->event_fd, j->str, j->len, MSG_NOSIGNAL) < 0 && errno == EINTR)
+			;
+	}
+	if (opts->audit_fd >= 0) {
+		g_string_append_c(j, '\n');
+		g_mutex_lock(&c->proxy->audit_lock);
+		(void)vr_write_all(opts->audit_fd, j->str, j->len);
+		g_mutex_unlock(&c->proxy->audit_lock);
+	}
+	g_free(c->host);
+	g_free(c->reason);
+	g_free(c->address);
+	g_free(c->method);
+	g_free(c->path);
+	g_date_time_unref(c->start);
+	g_free(c);
+}
+
+/* ---- decision --------------------------------------------------------- */
+
+static GSocketConnection *deny(ProxyConn *c, ProxyStatus *ret_status, char *reason)
+{
+	c->result = "denied";
+	c->reason = reason;
+	*ret_status = PROXY_DENIED;
+	return NULL;
+}
+
+static GSocketConnection *fail(ProxyConn *c, ProxyStatus *ret_status, ProxyStatus status, char *reason)
+{
+	c->result = "failed";
+	c->reason = reason;
+	*ret_status = status;
+	return NULL;
+}
+
+GSocketConnection *proxy_open(ProxyConn *c, ProxyStatus *ret_status)
+{
+	const VrNetAllow *allow = c->proxy->opts->allow;
+	g_autoptr(GError) error = NULL;
+
+	if (!vr_net_host_is_valid(c->host))
+		return deny(c, ret_status, g_strdup("invalid host name"));
+	if (c->port == 0)
+		return deny(c, ret_status, g_strdup("invalid port 0"));
+	c->rule = vr_net_allow_match(allow, c->host, c->port);
+	if (!c->rule)
+		return deny(c, ret_status, g_strdup("not in the allow list (--net allow=PATTERN)"));
+
+	/* Resolve here, outside the sandbox; an IP literal comes back as is. */
+	GList *addrs = g_resolver_lookup_by_name(c->proxy->resolver, c->host, NULL, &error);
+	if (!addrs)
+		return fail(c, ret_status, PROXY_NO_HOST, g_strdup_printf("cannot resolve: %s", error->message));
+
+	/* Every address is checked before any is used: a name that mixes a public
+	 * and a private address is a rebinding attempt, not a fallback. */
+	if (!vr_net_allow_get_private(allow)) {
+		for (GList *l = addrs; l; l = l->next) {
+			const char *why = vr_net_addr_forbidden(l->data);
+			if (why) {
+				g_autofree char *a = g_inet_address_to_string(l->data);
+				g_resolver_free_addresses(addrs);
+				return deny(c, ret_status,
+				            g_strdup_printf("resolves to %s, a %s address (--net allow-private allows it)",
+				                            a, why));
+			}
+		}
+	}
+
+	g_autoptr(GSocketClient) client = g_socket_client_new();
+	/* Never chain through GIO's own proxy settings (our own env has them). */
+	g_socket_client_set_enable_proxy(client, FALSE);
+	g_socket_client_set_timeout(client, PROXY_CONNECT_TIMEOUT_S);
+	GSocketConnection *conn = NULL;
+	for (GList *l = addrs; l && !conn; l = l->next) {
+		/* Connect to exactly the checked address: no second lookup that a
+		 * rebinding DNS server could answer differently. */
+		g_autoptr(GSocketAddress) sa = g_inet_socket_address_new(l->data, c->port);
+		g_clear_error(&error);
+		conn = g_socket_client_connect(client, G_SOCKET_CONNECTABLE(sa), NULL, &error);
+		if (conn)
+			c->address = g_inet_address_to_string(l->data);
+	}
+	g_resolver_free_addresses(addrs);
+	if (!conn) {
+		ProxyStatus st = g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED)
+		                         ? PROXY_REFUSED
+		                         : PROXY_UNREACHABLE;
+		return fail(c, ret_status, st, g_strdup_printf("cannot connect: %s", error->message));
+	}
+	c->result = "ok";
+	*ret_status = PROXY_OK;
+	return conn;
+}
+
+/* ---- server ----------------------------------------------------------- */
+
+/* Accepting happens in the main thread only; handshakes run in a pool of
+ * MAX_HANDSHAKES threads. When all are busy the service stops accepting
+ * (new clients wait in the kernel's backlog) and the main thread starts it
+ * again when a handshake ends.
+ *
+ * Not GThreadedSocketService: it restarts its accept loop from the pool
+ * thread that brings the job count back under max-threads, and
+ * g_socket_listener_accept_async() (glib 2.74) attaches its sources to the
+ * main context before it sets the task's data, so the main thread could
+ * dispatch accept_ready() on a task that has no data yet: the "segfault at
+ * 8 in libgio" under 200 concurrent tunnels (issue 17). Here every
+ * start/stop of the service runs in the main thread. */
+/* What a listening socket serves. The struct is also the socket's source
+ * object in the GSocketListener (hence the GObject in front). */
+typedef enum { LISTEN_HTTP, LISTEN_SOCKS, LISTEN_BRIDGE } ListenKind;
+
+typedef struct {
+	ListenKind kind;
+	const VrNetBridge *bridge; /* LISTEN_BRIDGE */
+	const char *host;          /* an IP literal */
+	guint16 port;
+	gboolean optional; /* a bridge's ::1: IPv6 may be off in the netns */
+} ListenSpec;
+
+typedef struct {
+	VrProxy *proxy;
+	GSocketConnection *conn;
+	const ListenSpec *spec;
+} Handshake;
+
+/* The sockets to listen on: HTTP and SOCKS on listen_host, then each
+ * bridge's port on 127.0.0.1 and ::1 (a client of "localhost" may try
+ * either). */
+static GArray *listen_specs(const VrProxyOptions *opts)
+{
+	GArray *specs = g_array_new(FALSE, TRUE, sizeof(ListenSpec));
+	const char *host = opts->listen_host ? opts->listen_host : "127.0.0.1";
+	ListenSpec http = {LISTEN_HTTP, NULL, host, opts->http_port, FALSE};
+	ListenSpec socks = {LISTEN_SOCKS, NULL, host, opts->socks_port, FALSE};
+	g_array_append_val(specs, http);
+	g_array_append_val(specs, socks);
+	for (guint i = 0; i < vr_net_allow_bridge_count(opts->allow); i++) {
+		const VrNetBridge *b = vr_net_allow_bridge(opts->allow, i);
+		ListenSpec v4 = {LISTEN_BRIDGE, b, "127.0.0.1", b->port, FALSE};
+		ListenSpec v6 = {LISTEN_BRIDGE, b, "::1", b->port, TRUE};
+		g_array_append_val(specs, v4);
+		g_array_append_val(specs, v6);
+	}
+	return specs;
+}
+
+static gboolean handshake_done(gpointer data)
+{
+	VrProxy *proxy = data;
+	if (proxy->handshakes-- == MAX_HANDSHAKES && proxy->serving)
+		g_socket_service_start(proxy->service);
+	return G_SOURCE_REMOVE;
+}
+
+static void handshake_run(gpointer data, gpointer user_data)
+{
+	Handshake *h = data;
+	(void)user_data;
+	g_socket_set_timeout(g_socket_connection_get_socket(h->conn), HANDSHAKE_TIMEOUT_S);
+	switch (h->spec->kind) {
+	case LISTEN_HTTP: proxy_http_handle(h->proxy, h->conn); break;
+	case LISTEN_SOCKS: proxy_socks_handle(h->proxy, h->conn); break;
+	case LISTEN_BRIDGE: proxy_bridge_handle(h->proxy, h->conn, h->spec->bridge); break;
+	}
+	VrProxy *proxy = h->proxy;
+	g_object_unref(h->conn);
+	g_free(h);
+	g_main_context_invoke(NULL, handshake_done, proxy);
+}
+
+static gboolean on_incoming(GSocketService *service, GSocketConnection *conn, GObject *source, gpointer data)
+{
+	VrProxy *proxy = data;
+	const ListenSpec *spec = source ? g_object_get_data(source, "vr-listen-spec") : NULL;
+	if (!spec)
+		return TRUE; /* cannot happen: every socket was added with its marker */
+	Handshake *h = g_new0(Handshake, 1);
+	h->proxy = proxy;
+	h->conn = g_object_ref(conn);
+	h->spec = spec;
+	if (++proxy->handshakes == MAX_HANDSHAKES)
+		g_socket_service_stop(service);
+	g_thread_pool_push(proxy->pool, h, NULL);
+	return TRUE;
+}
+
+static gboolean on_quit_signal(gpointer data)
+{
+	g_main_loop_quit(data);
+	return G_SOURCE_CONTINUE;
+}
+
+/* Handshake threads may still be running when serve() returns, and the
+ * process ends right after it without waiting for them: their VrProxy must
+ * outlive serve()'s frame, so it is static. */
+static VrProxy the_proxy;
+
+/* Serves on fds (one per spec, -1 where an optional one could not be made)
+ * until SIGTERM/SIGINT. */
+static int serve(const VrProxyOptions *opts, const GArray *specs, const int *fds)
+{
+	if (vr_proxy_confine() < 0)
+		return -EPERM;
+	g_autoptr(GError) error = NULL;
+	VrProxy *proxy = &the_proxy;
+	*proxy = (VrProxy){.opts = opts, .resolver = g_resolver_get_default(), .specs = specs};
+	g_mutex_init(&proxy->audit_lock);
+	proxy->relays = g_hash_table_new(NULL, NULL);
+	proxy->listeners = g_ptr_array_new();
+	proxy->pool = g_thread_pool_new(handshake_run, NULL, MAX_HANDSHAKES, FALSE, &error);
+	if (!proxy->pool) {
+		vr_error("proxy: cannot start the handshake threads: %s", error->message);
+		return -EAGAIN;
+	}
+
+	g_autoptr(GMainLoop) loop = g_main_loop_new(NULL, FALSE);
+	guint sig_term = g_unix_signal_add(SIGTERM, on_quit_signal, loop);
+	guint sig_int = g_unix_signal_add(SIGINT, on_quit_signal, loop);
+
+	proxy->service = g_socket_service_new();
+	/* Services start active, and each add_socket would then cancel and
+	 * restart the pending accept; a client already waiting in the backlog
+	 * (the supervisor connects as soon as we report ready) could be accepted
+	 * by the cancelled operation and dropped. Add first, then start. */
+	g_socket_service_stop(proxy->service);
+	g_signal_connect(proxy->service, "incoming", G_CALLBACK(on_incoming), proxy);
+	int r = 0;
+	for (guint i = 0; i < specs->len && r == 0; i++) {
+		if (fds[i] < 0)
+			continue;
+		/* The marker tells on_incoming which listener a client came to. */
+		GObject *marker = g_object_new(G_TYPE_OBJECT, NULL);
+		g_object_set_data(marker, "vr-listen-spec", &g_array_index(specs, ListenSpec, i));
+		g_ptr_array_add(proxy->listeners, marker);
+		g_autoptr(GSocket) s = g_socket_new_from_fd(fds[i], &error);
+		if (!s || !g_socket_listener_add_socket(G_SOCKET_LISTENER(proxy->service), s, marker, &error)) {
+			vr_error("proxy: cannot use the listening socket: %s", error->message);
+			r = -EINVAL;
+		}
+	}
+	if (r == 0) {
+		proxy->serving = TRUE;
+		g_socket_service_start(proxy->service);
+		g_main_loop_run(loop);
+		proxy->serving = FALSE;
+		g_socket_service_stop(proxy->service);
+		g_socket_listener_close(G_SOCKET_LISTENER(proxy->service));
+		proxy_relays_stop(proxy);
+	}
+	g_source_remove(sig_term);
+	g_source_remove(sig_int);
+	/* Handshake threads may still be running; exit without tearing down
+	 * what they use. The process ends right after this. */
+	return r;
+}
+
+/* ---- listeners ---------------------------------------------------------- */
+
+static int listen_on(const char *host, guint16 port, int *ret_fd)
+{
+	union {
+		struct sockaddr sa;
+		struct sockaddr_in in4;
+		struct sockaddr_in6 in6;
+	} a = {0};
+	socklen_t len;
+	if (inet_pton(AF_INET, host, &a.in4.sin_addr) == 1) {
+		a.in4.sin_family = AF_INET;
+		a.in4.sin_port = htons(port);
+		len = sizeof a.in4;
+	} else if (inet_pton(AF_INET6, host, &a.in6.sin6_addr) == 1) {
+		a.in6.sin6_family = AF_INET6;
+		a.in6.sin6_port = htons(port);
+		len = sizeof a.in6;
+	} else {
+		return -EINVAL;
+	}
+	int fd = socket(a.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (a.sa.sa_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+	if (bind(fd, &a.sa, len) < 0 || listen(fd, 512) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+static void close_fds(int *fds, guint n)
+{
+	for (guint i = 0; i < n; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
+/* One socket per spec, in this netns; an optional one that cannot be made
+ * is -1. */
+static int listen_all(const GArray *specs, int *fds)
+{
+	for (guint i = 0; i < specs->len; i++)
+		fds[i] = -1;
+	for (guint i = 0; i < specs->len; i++) {
+		const ListenSpec *sp = &g_array_index(specs, ListenSpec, i);
+		int r = listen_on(sp->host, sp->port, &fds[i]);
+		if (r < 0 && !sp->optional) {
+			close_fds(fds, i);
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* A fresh network namespace has `lo` down, and 127.0.0.1 cannot be bound
+ * until it is up. Best effort: bind reports the real problem. */
+static void loopback_up(void)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return;
+	struct ifreq ifr = {0};
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP)) {
+		ifr.ifr_flags |= IFF_UP;
+		ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	close(s);
+}
+
+/* Bounds the message that carries the sockets out of the netns. */
+#define MAX_LISTENERS (2 + 2 * VR_NET_MAX_BRIDGES)
+
+typedef struct {
+	int r;
+	guint8 present[MAX_LISTENERS]; /* which specs have a socket in the message */
+} ListenReport;
+
+/* The listeners are made by a short-lived child that enters the target
+ * netns, so this process never has to setns back (which needs privileges
+ * over the host netns that an unprivileged supervisor lacks). */
+static int listen_in_netns(int netns_fd, const GArray *specs, int *fds)
+{
+	if (specs->len > MAX_LISTENERS)
+		return -E2BIG;
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(sp[0]);
+		close(sp[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		ListenReport rep = {0};
+		int lfds[MAX_LISTENERS], sent[MAX_LISTENERS], n = 0;
+		close(sp[0]);
+		if (setns(netns_fd, CLONE_NEWNET) < 0)
+			rep.r = -errno;
+		if (rep.r == 0) {
+			loopback_up();
+			rep.r = listen_all(specs, lfds);
+		}
+		for (guint i = 0; rep.r == 0 && i < specs->len; i++)
+			if (lfds[i] >= 0) {
+				rep.present[i] = 1;
+				sent[n++] = lfds[i];
+			}
+		char cbuf[CMSG_SPACE(sizeof sent)] = {0};
+		struct iovec iov = {.iov_base = &rep, .iov_len = sizeof rep};
+		struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+		if (n) {
+			msg.msg_control = cbuf;
+			msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
+			struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+			cm->cmsg_level = SOL_SOCKET;
+			cm->cmsg_type = SCM_RIGHTS;
+			cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
+			memcpy(CMSG_DATA(cm), sent, sizeof(int) * (size_t)n);
+		}
+		_exit(sendmsg(sp[1], &msg, MSG_NOSIGNAL) < 0 ? 1 : 0);
+	}
+	close(sp[1]);
+	ListenReport rep = {.r = -EIO};
+	char cbuf[CMSG_SPACE(sizeof(int) * MAX_LISTENERS)] = {0};
+	struct iovec iov = {.iov_base = &rep, .iov_len = sizeof rep};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+	ssize_t got;
+	while ((got = recvmsg(sp[0], &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	close(sp[0]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	if (got != (ssize_t)sizeof rep)
+		return -EIO;
+	if (rep.r < 0)
+		return rep.r;
+	guint n = 0;
+	for (guint i = 0; i < specs->len; i++)
+		n += rep.present[i] != 0;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int) * n))
+		return -EIO;
+	const int *in = (const int *)CMSG_DATA(cm);
+	for (guint i = 0, k = 0; i < specs->len; i++)
+		fds[i] = rep.present[i] ? in[k++] : -1;
+	return 0;
+}
+
+static int make_listeners(const VrProxyOptions *opts, int netns_fd, const GArray *specs, int *fds)
+{
+	/* A bridge listens on the very 127.0.0.1:PORT it connects to: only in
+	 * another netns is that not a loop onto itself. */
+	if (netns_fd < 0 && vr_net_allow_bridge_count(opts->allow) > 0)
+		return -EXDEV;
+	return netns_fd >= 0 ? listen_in_netns(netns_fd, specs, fds) : listen_all(specs, fds);
+}
+
+static void report_ready(const VrProxyOptions *opts, const int fds[2])
+{
+	if (opts->ready_fd < 0)
+		return;
+	g_autoptr(GString) line = g_string_new(NULL);
+	for (int i = 0; i < 2; i++) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof ss;
+		char host[INET6_ADDRSTRLEN] = "?";
+		unsigned port = 0;
+		if (getsockname(fds[i], (struct sockaddr *)&ss, &len) == 0) {
+			if (ss.ss_family == AF_INET) {
+				struct sockaddr_in *in = (struct sockaddr_in *)&ss;
+				inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+				port = ntohs(in->sin_port);
+			} else {
+				struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+				inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+				port = ntohs(in6->sin6_port);
+			}
+		}
+		g_string_append_printf(line, "%s%s=%s%s%s:%u", i ? " " : "", i ? "socks" : "http",
+		                       strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
+	}
+	g_string_append_c(line, '\n');
+	(void)vr_write_all(opts->ready_fd, line->str, line->len);
+}
+
+static void log_listen_error(const VrProxyOptions *opts, int r)
+{
+	if (r == -EXDEV)
+		vr_error("proxy: allow-localhost needs the listeners in another network namespace (--netns)");
+	else
+		vr_log_errno(-r, "proxy: cannot listen on %s ports %u/%u%s",
+		             opts->listen_host ? opts->listen_host : "127.0.0.1", opts->http_port, opts->socks_port,
+		             vr_net_allow_bridge_count(opts->allow) ? " and the allow-localhost ports" : "");
+}
+
+int vr_proxy_run(const VrProxyOptions *opts, int netns_fd)
+{
+	GArray *specs = listen_specs(opts);
+	int fds[MAX_LISTENERS];
+	int r = specs->len > MAX_LISTENERS ? -E2BIG : make_listeners(opts, netns_fd, specs, fds);
+	if (r < 0) {
+		log_listen_error(opts, r);
+		g_array_unref(specs);
+		return r;
+	}
+	report_ready(opts, fds);
+	/* Not freed: handshake threads still running at exit read their
+	 * listener's spec (serve() keeps it in the_proxy). */
+	return serve(opts, specs, fds);
+}
+
+/* ---- the supervisor's entry point ------------------------------------- */
+
+/* The child must not keep the supervisor's other descriptors (the FUSE
+ * device, pipes whose EOF someone waits for…). */
+static void close_all_except(const int *keep, size_t n)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (!d)
+		return;
+	int self = dirfd(d);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		if (*end || fd <= 2 || fd == self)
+			continue;
+		gboolean kept = FALSE;
+		for (size_t i = 0; i < n; i++)
+			kept |= keep[i] == fd;
+		if (!kept)
+			close((int)fd);
+	}
+	closedir(d);
+}
+
+int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid)
+{
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -e;
+	}
+	if (pid == 0) {
+		/* The child: everything glib happens from here on, never in the
+		 * (single-threaded) supervisor. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_IGN);
+		/* Terminal signals go to the whole foreground group; the
+		 * supervisor decides when the proxy ends (SIGTERM). */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		int keep[] = {pipefd[1], netns_fd, opts->event_fd, opts->audit_fd};
+		close_all_except(keep, G_N_ELEMENTS(keep));
+
+		GArray *specs = listen_specs(opts);
+		int fds[MAX_LISTENERS];
+		int r = specs->len > MAX_LISTENERS ? -E2BIG : make_listeners(opts, netns_fd, specs, fds);
+		if (netns_fd >= 0)
+			close(netns_fd);
+		(void)vr_write_all(pipefd[1], &r, sizeof r);
+		close(pipefd[1]);
+		if (r < 0)
+			_exit(1);
+		VrProxyOptions o = *opts;
+		o.ready_fd = -1;
+		_exit(serve(&o, specs, fds) < 0 ? 1 : 0);
+	}
+	close(pipefd[1]);
+	int r = 0;
+	ssize_t n = vr_read_all(pipefd[0], &r, sizeof r);
+	close(pipefd[0]);
+	if (n != (ssize_t)sizeof r || r < 0) {
+		if (n != (ssize_t)sizeof r)
+			r = n < 0 ? (int)n : -ECHILD;
+		kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		return r;
+	}
+	*ret_pid = pid;
+	return 0;
+}

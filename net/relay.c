@@ -1,0 +1,372 @@
+/* The proxy's byte relay, in the main thread only: two pumps (client →
+ * upstream, upstream → client) of async reads and writes, so an idle tunnel
+ * holds no thread. A gated relay (a model-server bridge of the http form)
+ * puts the client's bytes through a VrHttpGate and writes what the gate
+ * forwards; one audit event per request instead of one per connection.
+ *
+ * Every callback of a relay runs in the main context, so nothing here takes
+ * a lock. `active` counts the chains of operations still running (the two
+ * pumps, and the write of a refusal); the last one to end frees the relay. */
+#include "net/proxy-private.h"
+
+#include <string.h>
+
+#include "net/gate.h"
+
+#define RELAY_BUFSIZE (64 * 1024)
+
+typedef struct Relay Relay;
+typedef struct {
+	Relay *relay;
+	gboolean up;        /* client → upstream */
+	GInputStream *in;
+	GOutputStream *out;
+	GSocket *out_sock;
+	guint64 *counter;
+	gboolean writing;   /* a write to out is pending */
+	GByteArray *gated;  /* up pump of a gated relay: what the gate forwards */
+	char buf[RELAY_BUFSIZE];
+} Pump;
+
+struct Relay {
+	VrProxy *proxy;
+	ProxyConn *c; /* the connection's event; NULL when gated (one per request) */
+	GSocketConnection *client, *upstream;
+	GInputStream *client_in;
+	GCancellable *cancel;
+	int active;
+	Pump up, down;
+	guint64 uncounted; /* a gated relay's bytes: counted per request by the gate */
+
+	/* gated relays */
+	VrHttpGate *gate;
+	const VrNetBridge *bridge;
+	char *address;     /* the host address connected to */
+	GQueue requests;   /* ProxyConn * let through and not answered, oldest first */
+	char *refusal;     /* the response to write once every response is complete */
+	gboolean refusal_sent, upstream_shut;
+};
+
+static void pump_read(Pump *p);
+
+static void finish_open_requests(Relay *r, const char *reason)
+{
+	ProxyConn *c;
+	while ((c = g_queue_pop_head(&r->requests))) {
+		c->reason = g_strdup(reason);
+		proxy_conn_finish(c);
+	}
+}
+
+static void relay_free(Relay *r)
+{
+	g_hash_table_remove(r->proxy->relays, r);
+	g_io_stream_close(G_IO_STREAM(r->client), NULL, NULL);
+	g_io_stream_close(G_IO_STREAM(r->upstream), NULL, NULL);
+	g_object_unref(r->client);
+	g_object_unref(r->upstream);
+	g_object_unref(r->client_in);
+	g_object_unref(r->cancel);
+	if (r->c)
+		proxy_conn_finish(r->c);
+	finish_open_requests(r, "closed before the response ended");
+	vr_http_gate_free(r->gate);
+	if (r->up.gated)
+		g_byte_array_unref(r->up.gated);
+	g_free(r->address);
+	g_free(r->refusal);
+	g_free(r);
+}
+
+void proxy_relays_stop(VrProxy *proxy)
+{
+	/* Connections still open get their audit event before the proxy goes;
+	 * their relays are not freed: the process ends right after. */
+	GList *open = g_hash_table_get_keys(proxy->relays);
+	for (GList *l = open; l; l = l->next) {
+		Relay *r = l->data;
+		if (r->c) {
+			g_free(r->c->reason);
+			r->c->reason = g_strdup("proxy stopped");
+			proxy_conn_finish(r->c);
+			r->c = NULL;
+		}
+		finish_open_requests(r, "proxy stopped");
+	}
+	g_list_free(open);
+}
+
+static void chain_end(Relay *r)
+{
+	if (--r->active == 0)
+		relay_free(r);
+}
+
+static void pump_done(Pump *p, gboolean error)
+{
+	Relay *r = p->relay;
+	if (error) {
+		/* A reset on one side ends both: the other pump may otherwise
+		 * wait forever on a peer that has nothing more to say. */
+		g_cancellable_cancel(r->cancel);
+	} else {
+		/* EOF: pass the half-close on, the other direction may go on. */
+		g_socket_shutdown(p->out_sock, FALSE, TRUE, NULL);
+	}
+	chain_end(r);
+}
+
+/* ---- gated relays ------------------------------------------------------- */
+
+static ProxyConn *request_conn(Relay *r, const VrGateEvent *e)
+{
+	ProxyConn *c = proxy_conn_new(r->proxy, "localhost-http");
+	c->host = g_strdup("127.0.0.1");
+	c->port = r->bridge->port;
+	c->rule = r->bridge->rule;
+	c->address = g_strdup(r->address);
+	c->method = g_strdup(e->method);
+	c->path = g_strdup(e->path);
+	return c;
+}
+
+static char *refusal_response(const Relay *r, const VrGateEvent *e)
+{
+	g_autofree char *what = e->method ? g_strdup_printf("%s %s", e->method, e->path) : g_strdup("a request");
+	g_autofree char *body = g_strdup_printf("vault-run: %s to the host's 127.0.0.1:%u refused: %s "
+	                                        "(--net allow-localhost=%u/tcp bridges the whole port)\n",
+	                                        what, r->bridge->port, e->reason, r->bridge->port);
+	gboolean forbidden = e->forbidden;
+	return g_strdup_printf("HTTP/1.1 %s\r\n"
+	                       "Content-Type: text/plain; charset=utf-8\r\n"
+	                       "Content-Length: %zu\r\n"
+	                       "Connection: close\r\n"
+	                       "Server: vault-run\r\n"
+	                       "\r\n%s",
+	                       forbidden ? "403 Forbidden" : "400 Bad Request", strlen(body), body);
+}
+
+/* Audit events for what the gate saw. FALSE when the relay must end now (a
+ * request refused halfway through its body: the server holds part of it). */
+static gboolean gate_events(Relay *r, GPtrArray *events)
+{
+	gboolean go_on = TRUE;
+	for (guint i = 0; i < events->len; i++) {
+		const VrGateEvent *e = events->pdata[i];
+		ProxyConn *c;
+		switch (e->kind) {
+		case VR_GATE_REQUEST:
+			c = request_conn(r, e);
+			c->result = "ok";
+			g_queue_push_tail(&r->requests, c);
+			break;
+		case VR_GATE_RESPONSE:
+			c = g_queue_pop_head(&r->requests);
+			if (c) {
+				c->status = e->status;
+				c->bytes_up = e->bytes_up;
+				c->bytes_down = e->bytes_down;
+				proxy_conn_finish(c);
+			}
+			break;
+		case VR_GATE_REFUSED:
+			c = e->mid_body ? g_queue_pop_tail(&r->requests) : NULL;
+			if (!c)
+				c = request_conn(r, e);
+			c->result = "denied";
+			c->reason = g_strdup(e->reason);
+			c->bytes_up = e->mid_body ? e->bytes_up : 0;
+			proxy_conn_finish(c);
+			if (e->mid_body)
+				go_on = FALSE;
+			else
+				r->refusal = refusal_response(r, e);
+			break;
+		}
+	}
+	g_ptr_array_set_size(events, 0);
+	return go_on;
+}
+
+static void on_refusal_written(GObject *src, GAsyncResult *res, gpointer data)
+{
+	Relay *r = data;
+	g_output_stream_write_all_finish(G_OUTPUT_STREAM(src), res, NULL, NULL);
+	/* Connection: close: everything ends here (the down pump's read). */
+	g_cancellable_cancel(r->cancel);
+	chain_end(r);
+}
+
+/* Writes the pending refusal once no response is on its way, so it never
+ * lands inside one. When the responses can no longer be followed, the
+ * client gets none: the server is told the requests ended, and the relay
+ * runs until it closes. */
+static void try_refusal(Relay *r)
+{
+	if (!r->refusal || r->refusal_sent)
+		return;
+	switch (vr_http_gate_reply_state(r->gate)) {
+	case VR_GATE_REPLY_NEVER:
+		if (!r->upstream_shut)
+			g_socket_shutdown(g_socket_connection_get_socket(r->upstream), FALSE, TRUE, NULL);
+		r->upstream_shut = TRUE;
+		return;
+	case VR_GATE_REPLY_WAIT: return;
+	case VR_GATE_REPLY_NOW: break;
+	}
+	if (r->down.writing)
+		return; /* the down pump calls again when its write is done */
+	r->refusal_sent = TRUE;
+	r->active++;
+	GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(r->client));
+	g_output_stream_write_all_async(out, r->refusal, strlen(r->refusal), G_PRIORITY_DEFAULT, NULL,
+	                                 on_refusal_written, r);
+}
+
+/* ---- pumps ---------------------------------------------------------------- */
+
+static void after_write(Pump *p)
+{
+	Relay *r = p->relay;
+	p->writing = FALSE;
+	if (r->gate) {
+		if (p->up && r->refusal) {
+			/* Nothing after a refused request is read. */
+			try_refusal(r);
+			chain_end(r);
+			return;
+		}
+		if (!p->up) {
+			try_refusal(r);
+			if (r->refusal_sent) {
+				chain_end(r); /* nothing more goes to the client after it */
+				return;
+			}
+		}
+	}
+	pump_read(p);
+}
+
+static void on_written(GObject *src, GAsyncResult *res, gpointer data)
+{
+	Pump *p = data;
+	gsize written = 0;
+	gboolean ok = g_output_stream_write_all_finish(G_OUTPUT_STREAM(src), res, &written, NULL);
+	*p->counter += written;
+	if (!ok) {
+		p->writing = FALSE;
+		pump_done(p, TRUE);
+		return;
+	}
+	after_write(p);
+}
+
+static void write_out(Pump *p, const void *buf, gsize len)
+{
+	if (len == 0) {
+		after_write(p);
+		return;
+	}
+	p->writing = TRUE;
+	g_output_stream_write_all_async(p->out, buf, len, G_PRIORITY_DEFAULT, p->relay->cancel, on_written, p);
+}
+
+static void on_read(GObject *src, GAsyncResult *res, gpointer data)
+{
+	Pump *p = data;
+	Relay *r = p->relay;
+	gssize n = g_input_stream_read_finish(G_INPUT_STREAM(src), res, NULL);
+	if (r->gate && !p->up && r->refusal_sent) {
+		chain_end(r); /* the refusal is being written: nothing else goes to the client */
+		return;
+	}
+	if (n <= 0) {
+		if (r->gate && !p->up && n == 0) {
+			g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func(vr_gate_event_free);
+			vr_http_gate_server_closed(r->gate, events);
+			gate_events(r, events);
+		}
+		pump_done(p, n < 0);
+		return;
+	}
+	if (!r->gate) {
+		write_out(p, p->buf, (gsize)n);
+		return;
+	}
+	g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func(vr_gate_event_free);
+	if (p->up) {
+		g_byte_array_set_size(p->gated, 0);
+		vr_http_gate_from_client(r->gate, (const guint8 *)p->buf, (gsize)n, p->gated, events);
+		if (!gate_events(r, events)) {
+			pump_done(p, TRUE);
+			return;
+		}
+		write_out(p, p->gated->data, p->gated->len);
+	} else {
+		vr_http_gate_from_server(r->gate, (const guint8 *)p->buf, (gsize)n, events);
+		gate_events(r, events);
+		write_out(p, p->buf, (gsize)n);
+	}
+}
+
+static void pump_read(Pump *p)
+{
+	g_input_stream_read_async(p->in, p->buf, sizeof p->buf, G_PRIORITY_DEFAULT, p->relay->cancel, on_read, p);
+}
+
+static gboolean relay_start(gpointer data)
+{
+	Relay *r = data;
+	g_hash_table_add(r->proxy->relays, r);
+	r->up.relay = r;
+	r->up.up = TRUE;
+	r->up.in = r->client_in;
+	r->up.out = g_io_stream_get_output_stream(G_IO_STREAM(r->upstream));
+	r->up.out_sock = g_socket_connection_get_socket(r->upstream);
+	r->up.counter = r->c ? &r->c->bytes_up : &r->uncounted;
+	r->down.relay = r;
+	r->down.in = g_io_stream_get_input_stream(G_IO_STREAM(r->upstream));
+	r->down.out = g_io_stream_get_output_stream(G_IO_STREAM(r->client));
+	r->down.out_sock = g_socket_connection_get_socket(r->client);
+	r->down.counter = r->c ? &r->c->bytes_down : &r->uncounted;
+	r->active = 2;
+	pump_read(&r->up);
+	pump_read(&r->down);
+	return G_SOURCE_REMOVE;
+}
+
+static Relay *relay_new(VrProxy *proxy, GSocketConnection *client, GInputStream *client_in,
+                        GSocketConnection *upstream)
+{
+	Relay *r = g_new0(Relay, 1);
+	r->proxy = proxy;
+	r->client = g_object_ref(client);
+	r->upstream = g_object_ref(upstream);
+	r->client_in = g_object_ref(client_in);
+	r->cancel = g_cancellable_new();
+	g_queue_init(&r->requests);
+	/* The handshake timeout must not cut an idle but healthy tunnel. */
+	g_socket_set_timeout(g_socket_connection_get_socket(client), 0);
+	g_socket_set_timeout(g_socket_connection_get_socket(upstream), 0);
+	return r;
+}
+
+void proxy_relay(ProxyConn *c, GSocketConnection *client, GInputStream *client_in, GSocketConnection *upstream)
+{
+	Relay *r = relay_new(c->proxy, client, client_in, upstream);
+	r->c = c;
+	/* Start the async copy in the main context, so every callback of this
+	 * relay runs in the main thread and needs no lock. */
+	g_main_context_invoke(NULL, relay_start, r);
+}
+
+void proxy_relay_gated(VrProxy *proxy, const VrNetBridge *bridge, const char *address, GSocketConnection *client,
+                       GSocketConnection *upstream)
+{
+	Relay *r = relay_new(proxy, client, g_io_stream_get_input_stream(G_IO_STREAM(client)), upstream);
+	r->gate = vr_http_gate_new();
+	r->bridge = bridge;
+	r->address = g_strdup(address);
+	r->up.gated = g_byte_array_sized_new(RELAY_BUFSIZE + 4096);
+	g_main_context_invoke(NULL, relay_start, r);
+}

@@ -1,0 +1,160 @@
+/* Pid 1 of the sandbox (no glib here). It builds the root, starts COMMAND as
+ * its only child, forwards the supervisor's signals to it, reaps whatever
+ * gets reparented, and exits with COMMAND's status; the kernel then kills
+ * everything left in the pid namespace. Non-dumpable, so /proc/1/environ,
+ * /proc/1/mem and /proc/1/exe are closed to COMMAND. */
+#include "sandbox/sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/exitcode.h"
+#include "common/fd-util.h"
+#include "common/log.h"
+
+static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT};
+
+static const char *env_get(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+	for (; envp && *envp; envp++)
+		if (strncmp(*envp, name, n) == 0 && (*envp)[n] == '=')
+			return *envp + n + 1;
+	return NULL;
+}
+
+/* execvp's search, done here so a missing COMMAND is 127 and one that
+ * cannot run is 126, each with its own message, as a shell would say. */
+static _Noreturn void exec_command(const VrSandboxSpec *spec)
+{
+	const char *cmd = spec->argv[0];
+	char path[4096];
+	int saw_eacces = 0;
+	if (strchr(cmd, '/')) {
+		execve(cmd, spec->argv, spec->envp);
+		int e = errno;
+		vr_die(e == ENOENT ? VR_EXIT_NOT_FOUND : VR_EXIT_CANNOT_EXEC, "%s: %s", cmd, strerror(e));
+	}
+	const char *p = env_get(spec->envp, "PATH");
+	if (!p)
+		p = "/usr/local/bin:/usr/bin:/bin";
+	while (*p) {
+		const char *end = strchrnul(p, ':');
+		int n = snprintf(path, sizeof path, "%.*s/%s", (int)(end - p), end == p ? "." : p, cmd);
+		p = *end ? end + 1 : end;
+		if (n <= 0 || (size_t)n >= sizeof path)
+			continue;
+		struct stat st;
+		if (stat(path, &st) < 0 || S_ISDIR(st.st_mode))
+			continue;
+		execve(path, spec->argv, spec->envp);
+		if (errno == EACCES || errno == ENOEXEC || errno == EPERM)
+			saw_eacces = errno;
+	}
+	if (saw_eacces)
+		vr_die(VR_EXIT_CANNOT_EXEC, "%s: %s", cmd, strerror(saw_eacces));
+	vr_die(VR_EXIT_NOT_FOUND, "%s: command not found", cmd);
+}
+
+static _Noreturn void run_child(const VrSandboxSpec *spec)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+		signal(forwarded[i], SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (spec->new_session && setsid() < 0)
+		vr_die(VR_EXIT_ERROR, "setsid: %s", strerror(errno));
+	int r = vr_sandbox_drop_bounding();
+	if (r < 0)
+		vr_die(VR_EXIT_ERROR, "cannot drop the capability bounding set: %s", strerror(-r));
+	if (spec->switch_uid) {
+		/* Host root: COMMAND runs as the unprivileged mapped id, never as
+		 * the host's uid 0 (DESIGN.md invariant 5). */
+		if (setgroups(0, NULL) < 0 || setresgid(spec->agent_gid, spec->agent_gid, spec->agent_gid) < 0 ||
+		    setresuid(spec->agent_uid, spec->agent_uid, spec->agent_uid) < 0)
+			vr_die(VR_EXIT_ERROR, "cannot switch to uid %u: %s", (unsigned)spec->agent_uid, strerror(errno));
+	}
+	if ((r = vr_sandbox_drop_caps()) < 0)
+		vr_die(VR_EXIT_ERROR, "cannot drop capabilities: %s", strerror(-r));
+	if ((r = vr_sandbox_limit_nofile()) < 0)
+		vr_die(VR_EXIT_ERROR, "cannot lower RLIMIT_NOFILE: %s", strerror(-r));
+	if (vr_close_from(3) < 0)
+		vr_die(VR_EXIT_ERROR, "cannot close inherited descriptors");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		vr_die(VR_EXIT_ERROR, "no_new_privs: %s", strerror(errno));
+	if ((r = vr_sandbox_landlock_scope()) < 0)
+		vr_die(VR_EXIT_ERROR, "cannot apply the Landlock scopes: %s", strerror(-r));
+	if ((r = vr_sandbox_load_seccomp(spec)) < 0)
+		vr_die(VR_EXIT_ERROR, "cannot load the seccomp filter: %s", strerror(-r));
+	exec_command(spec);
+}
+
+void vr_sandbox_main(const VrSandboxSpec *spec)
+{
+	/* Die with the supervisor; the byte on sync_fd arrives only after it
+	 * has set us up, and EOF means it died before that (PDEATHSIG race). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	char c;
+	if (read(spec->sync_fd, &c, 1) != 1)
+		_exit(VR_EXIT_ERROR);
+	prctl(PR_SET_DUMPABLE, 0);
+
+	/* The root is built while the view daemons confine themselves; the
+	 * second byte says they did and serve. EOF: one of them failed (it
+	 * said why), so COMMAND never starts. Only then the first request to
+	 * a view: the working directory inside it. */
+	vr_sandbox_build_root(spec);
+	if (read(spec->sync_fd, &c, 1) != 1)
+		_exit(VR_EXIT_ERROR);
+	close(spec->sync_fd);
+	vr_sandbox_enter_cwd(spec);
+
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof forwarded / sizeof *forwarded; i++)
+		sigaddset(&set, forwarded[i]);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+
+	pid_t child = fork();
+	if (child < 0)
+		vr_die(VR_EXIT_ERROR, "fork: %s", strerror(errno));
+	if (child == 0)
+		run_child(spec);
+
+	/* Pid 1 keeps nothing it does not need either, except CAP_KILL: as
+	 * host root COMMAND runs under another uid, and forwarding a signal to
+	 * it needs that. Not setresuid: a credential change would clear
+	 * PR_SET_PDEATHSIG and make pid 1 dumpable again. */
+	vr_sandbox_drop_bounding();
+	vr_sandbox_keep_only_kill();
+	vr_close_from(3);
+
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&set, &si);
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			/* Terminal-generated signals (SI_KERNEL) already reached
+			 * COMMAND through its process group: do not double them. */
+			if (si.si_code != SI_KERNEL)
+				kill(child, sig);
+			continue;
+		}
+		int st;
+		pid_t pid;
+		while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+			if (pid == child)
+				_exit(vr_exit_status(st));
+	}
+}
