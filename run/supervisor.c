@@ -493,8 +493,15 @@ static int take_extra_view(VrExtraView *e, OpList *l)
 
 /* A writable bind goes through a view (run/views.h), a --dev-bind is a
  * device node, anything else is read-only as it is. FALSE: refused (said). */
-static gboolean add_bind_op(OpList *l, VrViews *views, const char *src, const char *dest, int flags)
+static gboolean add_bind_op(OpList *l, VrViews *views, const char *given, const char *dest, int flags)
 {
+	g_autoptr(GError) error = NULL;
+	g_autofree char *src = NULL;
+	if (!vr_views_resolve_source(views, given, flags, &src, &error)) {
+		if (error)
+			vr_error("%s", error->message);
+		return error == NULL; /* a missing --bind-try source is skipped */
+	}
 	if (flags & VR_BIND_DEV) {
 		struct stat st;
 		if (stat(src, &st) < 0) {
@@ -508,14 +515,13 @@ static gboolean add_bind_op(OpList *l, VrViews *views, const char *src, const ch
 			         "--bind a directory or file, --ro-bind what must stay as it is)", src);
 			return FALSE;
 		}
-		add_op(l, VR_OP_BIND, src, dest, flags, 0);
+		add_op(l, VR_OP_BIND, src, dest, flags | VR_BIND_NOFOLLOW, 0);
 		return TRUE;
 	}
 	if (flags & VR_BIND_RO) {
-		add_op(l, VR_OP_BIND, src, dest, flags, 0);
+		add_op(l, VR_OP_BIND, src, dest, flags | VR_BIND_NOFOLLOW, 0);
 		return TRUE;
 	}
-	g_autoptr(GError) error = NULL;
 	g_autofree char *routed = NULL;
 	int routed_flags;
 	if (!vr_views_route(views, src, flags, &routed, &routed_flags, &error)) {
@@ -809,12 +815,13 @@ int vr_supervisor_run(VrRunPlan *plan)
 		add_op(&l, VR_OP_TMPFS, NULL, home, VR_TMPFS_AGENT, 0700);
 	/* The project: the view, mounted over the project in our namespace. */
 	add_op(&l, VR_OP_BIND, project, mount_at, VR_BIND_DIR, 0);
-	for (guint i = 0; config->ro_binds && i < config->ro_binds->len; i++) {
-		const char *p = g_ptr_array_index(config->ro_binds, i);
-		add_op(&l, VR_OP_BIND, p, p, VR_BIND_RO | VR_BIND_TRY, 0);
-	}
 	/* One door: every writable bind through a view (run/views.h). */
 	g_autoptr(VrViews) views = vr_views_new(project);
+	for (guint i = 0; config->ro_binds && i < config->ro_binds->len; i++) {
+		const char *p = g_ptr_array_index(config->ro_binds, i);
+		if (!add_bind_op(&l, views, p, p, VR_BIND_RO | VR_BIND_TRY))
+			return VR_EXIT_ERROR;
+	}
 	if (!plan_views(views, plan, config, first_user))
 		return VR_EXIT_ERROR;
 	for (guint i = 0; config->rw_binds && i < config->rw_binds->len; i++) {

@@ -23,6 +23,85 @@ static gboolean path_is_under(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+static gboolean refuse(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+/* SRC resolved as realpath(3) would, one component at a time, into ret
+ * (PATH_MAX). A symlink that lies inside the project is the agent's (it
+ * can make one there between runs, or during another run): following one
+ * out of the project would bind a host directory the user never named
+ * (DESIGN.md invariant 10), so that is -EXDEV. Links inside the project
+ * that stay inside it are followed: the project's view serves the result
+ * under its own name. -errno otherwise (-ENOENT: a part is missing). */
+static int resolve_source(const char *project, const char *src, char *ret)
+{
+	g_autofree char *cwd = g_path_is_absolute(src) ? NULL : g_get_current_dir();
+	g_autofree char *abs = cwd ? g_build_filename(cwd, src, NULL) : g_strdup(src);
+	g_autoptr(GPtrArray) todo = g_ptr_array_new_with_free_func(g_free); /* a stack: next is last */
+	g_auto(GStrv) parts = g_strsplit(abs, "/", -1);
+	for (gint k = (gint)g_strv_length(parts) - 1; k >= 0; k--)
+		g_ptr_array_add(todo, g_strdup(parts[k]));
+	GString *real = g_string_new("");
+	gboolean crossed = FALSE; /* a link inside the project was followed */
+	int hops = 0, r = 0;
+	while (todo->len && r == 0) {
+		g_autofree char *c = g_ptr_array_steal_index(todo, todo->len - 1);
+		if (!*c || strcmp(c, ".") == 0)
+			continue;
+		if (strcmp(c, "..") == 0) {
+			char *slash = strrchr(real->str, '/');
+			g_string_truncate(real, slash ? (gsize)(slash - real->str) : 0);
+			continue;
+		}
+		gsize before = real->len;
+		g_string_append_printf(real, "/%s", c);
+		struct stat st;
+		char target[PATH_MAX];
+		if (real->len >= PATH_MAX)
+			r = -ENAMETOOLONG;
+		else if (lstat(real->str, &st) < 0)
+			r = -errno;
+		else if (S_ISLNK(st.st_mode)) {
+			ssize_t n = readlink(real->str, target, sizeof target - 1);
+			if (n < 0 || ++hops > 40) {
+				r = n < 0 ? -errno : -ELOOP;
+				continue;
+			}
+			target[n] = '\0';
+			crossed = crossed || path_is_under(real->str, project);
+			g_string_truncate(real, target[0] == '/' ? 0 : before);
+			g_auto(GStrv) more = g_strsplit(target, "/", -1);
+			for (gint k = (gint)g_strv_length(more) - 1; k >= 0; k--)
+				g_ptr_array_add(todo, g_strdup(more[k]));
+		}
+	}
+	if (r == 0 && !real->len)
+		g_string_assign(real, "/");
+	if (r == 0 && crossed && !path_is_under(real->str, project))
+		r = -EXDEV;
+	if (r == 0)
+		memcpy(ret, real->str, real->len + 1);
+	g_string_free(real, TRUE);
+	return r;
+}
+
+gboolean vr_views_resolve_source(const VrViews *v, const char *src, int flags, char **ret_real,
+                                 GError **error)
+{
+	char real[PATH_MAX];
+	*ret_real = NULL;
+	int r = resolve_source(v->project, src, real);
+	if (r == -EXDEV)
+		return refuse(error, "bind source %s: a symlink inside the project %s leads out of it (the agent "
+		              "can make those); name the directory or file you mean by its real path", src,
+		              v->project);
+	if (r == -ENOENT && (flags & VR_BIND_TRY))
+		return FALSE;
+	if (r < 0)
+		return refuse(error, "bind source %s: %s", src, g_strerror(-r));
+	*ret_real = g_strdup(real);
+	return TRUE;
+}
+
 static void view_free(gpointer p)
 {
 	VrExtraView *e = p;
@@ -160,9 +239,16 @@ static gboolean check_protected(VrViews *v, const char *src, const char *real, G
 
 gboolean vr_views_add_bind(VrViews *v, const char *src, int flags, GError **error)
 {
-	char real[PATH_MAX];
+	g_autofree char *real = NULL;
 	struct stat st;
-	if (!realpath(src, real) || stat(real, &st) < 0) {
+	g_autoptr(GError) local = NULL;
+	if (!vr_views_resolve_source(v, src, flags, &real, &local)) {
+		if (!local)
+			return TRUE; /* a missing --bind-try source */
+		g_propagate_error(error, g_steal_pointer(&local));
+		return FALSE;
+	}
+	if (stat(real, &st) < 0) {
 		if (flags & VR_BIND_TRY)
 			return TRUE;
 		return refuse(error, "bind source %s: %s", src, g_strerror(errno));
@@ -248,23 +334,25 @@ gboolean vr_views_route(VrViews *v, const char *src, int flags, char **ret_src, 
 {
 	*ret_src = NULL;
 	*ret_flags = flags;
-	char real[PATH_MAX];
+	g_autofree char *real = NULL;
 	struct stat st;
-	if (!realpath(src, real) || stat(real, &st) < 0) {
+	if (!vr_views_resolve_source(v, src, flags, &real, error))
+		return FALSE;
+	if (stat(real, &st) < 0) {
 		if (flags & VR_BIND_TRY)
 			return FALSE;
 		return refuse(error, "bind source %s: %s", src, g_strerror(errno));
 	}
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
 		*ret_src = g_strdup(real);
-		*ret_flags = (flags & ~VR_BIND_DEV) | VR_BIND_RO;
+		*ret_flags = (flags & ~VR_BIND_DEV) | VR_BIND_RO | VR_BIND_NOFOLLOW;
 		return TRUE;
 	}
 	gboolean dir = S_ISDIR(st.st_mode);
 	VrExtraView *e = view_holding(v, real);
 	if (!e && path_is_under(real, v->project)) {
 		*ret_src = g_strdup(real);
-		*ret_flags = flags | (dir ? VR_BIND_DIR : 0);
+		*ret_flags = flags | VR_BIND_NOFOLLOW | (dir ? VR_BIND_DIR : 0);
 		return TRUE;
 	}
 	if (!e && dir)

@@ -53,6 +53,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(VrViews, vr_views_free)
  * symlinked ~/.claude is guarded where it really is). A directory that is
  * missing is skipped; one inside the project is the project view's. */
 gboolean vr_views_add_guarded(VrViews *v, const VrGuardedDir *g, GError **error);
+/* SRC, a bind's source, resolved on the host (realpath) into *ret_real
+ * (g_free). Refused (an error naming SRC) when a symlink inside the
+ * project leads out of it: the agent makes those, and nothing the project
+ * holds may open a host path the user did not name (DESIGN.md invariant
+ * 10). FALSE without an error: a missing source of a VR_BIND_TRY bind. */
+gboolean vr_views_resolve_source(const VrViews *v, const char *src, int flags, char **ret_real,
+                                 GError **error);
 /* A writable --bind/--bind-try (or a config `bind`) of SRC: a directory
  * becomes a view of its own, unless it is inside another one. Refused
  * (VR_PLAN_ERROR_BAD_VALUE, the message names SRC and why) when it is or

@@ -26,6 +26,7 @@
 #include "common/exitcode.h"
 #include "common/fd-util.h"
 #include "common/log.h"
+#include "common/resolve.h"
 
 #define BASE "/tmp"
 #define OLD "/oldroot"
@@ -116,6 +117,47 @@ static void set_attrs(const char *path, bool ro, bool nodev)
 		vr_die(VR_EXIT_ERROR, "cannot remount %s: %s", path, strerror(errno));
 }
 
+/* SRC (/oldroot + a real path the supervisor resolved) opened without
+ * following any symlink on the way: one put there since (another run's
+ * agent swapping a project directory for a link to ~/.ssh) fails the bind
+ * instead of leading elsewhere. An O_PATH fd, or -errno. */
+static int open_nofollow(const char *src, struct stat *st)
+{
+	vr_cleanup_fd int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	int dir = -1;
+	const char *name;
+	int r = root < 0 ? -errno : vr_resolve_parent(root, src + 1, &dir, &name);
+	if (r < 0)
+		return r;
+	int fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	r = fd < 0 ? -errno : 0;
+	close(dir);
+	if (r == 0 && fstat(fd, st) < 0)
+		r = -errno;
+	if (r == 0 && S_ISLNK(st->st_mode))
+		r = -ELOOP;
+	if (r < 0 && fd >= 0)
+		close(fd);
+	return r < 0 ? r : fd;
+}
+
+static void bind_nofollow(const VrSandboxOp *op, const char *src, const char *dest)
+{
+	struct stat st;
+	int fd = open_nofollow(src, &st);
+	if (fd == -ENOENT && (op->flags & VR_BIND_TRY))
+		return;
+	if (fd < 0)
+		vr_die(VR_EXIT_ERROR, "bind source %s: %s", op->src, strerror(-fd));
+	make_mount_point(dest, S_ISDIR(st.st_mode));
+	int tree = (int)open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	if (tree < 0 || move_mount(tree, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		vr_die(VR_EXIT_ERROR, "cannot bind %s to %s: %s", op->src, op->dest, strerror(errno));
+	close(tree);
+	close(fd);
+	set_attrs(dest, op->flags & VR_BIND_RO, !(op->flags & VR_BIND_DEV));
+}
+
 static void do_bind(const VrSandboxOp *op, const char *dest)
 {
 	char src[PATH_MAX];
@@ -128,6 +170,10 @@ static void do_bind(const VrSandboxOp *op, const char *dest)
 			st.st_mode = S_IFREG;
 	} else {
 		join(src, OLD, op->src);
+		if (op->flags & VR_BIND_NOFOLLOW) {
+			bind_nofollow(op, src, dest);
+			return;
+		}
 	}
 	if (!(op->flags & (VR_BIND_DIR | VR_BIND_STAGED)) && stat(src, &st) < 0) {
 		if (op->flags & VR_BIND_TRY)

@@ -31,6 +31,8 @@ enum {
 	VR_BIND_DIR = 1 << 4,  /* the source is a directory: not stat'ed (a view that serves nothing yet) */
 	VR_BIND_STAGED = 1 << 5, /* src is below a VR_OP_ATTACH dest (not a host path): never stat'ed, a file
 	                          * unless VR_BIND_DIR */
+	VR_BIND_NOFOLLOW = 1 << 6, /* src is a real path (no symlink): opened without following any, so a
+	                            * link put there since (another run's agent) fails the bind */
 };
 
 typedef struct {

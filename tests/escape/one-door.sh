@@ -92,5 +92,27 @@ vr_expect_status 125 "a writable bind of vault-run's state directory (the audit 
 vr_expect_status 125 "… and one holding the run's --audit file" run --audit "$B/log.jsonl" --bind "$B" /x -- true
 vr_expect_status 125 "--dev-bind of a directory is refused" run --dev-bind "$B" /x -- true
 vr_expect_status 0 "--dev-bind of a device node works" run --quiet --dev-bind /dev/null /x -- test -c /x
+
+# 6. A bind the user names inside the project is the project's: a symlink
+# there (the agent makes them, in an earlier run or beside this one) must not
+# send the bind to a host directory the user never named. Control: a symlink
+# outside the project is the user's, followed to its target.
+ln -s "$B" "$T/userlink"
+out=$(run --quiet --bind "$T/userlink" /x -- cat /x/sub/keep.txt 2>&1) || true
+vr_check "control: a bind of a symlink the user made reaches its target" grep -qx keep <<<"$out"
+run --quiet -- sh -c "cd '$P' && ln -s ../data rel && ln -s '$B' abs && ln -s ../data/.env envlink &&
+	ln -s ../cfg/settings.json file && mkdir -p inside && ln -s inside stays" >/dev/null 2>&1
+vr_check "the agent made the links in the project" test -L "$P/rel" -a -L "$P/abs" -a -L "$P/file"
+for l in rel abs envlink file; do
+	for b in --ro-bind --bind; do
+		vr_expect_status 125 "$b of the project's $l (a link leading out) is refused" \
+			run $b "$P/$l" /x -- sh -c "cat /x/.env /x; echo evil >>/x/.envrc; echo '{}' >/x"
+	done
+done
+err=$(run --bind "$P/rel" /x -- true 2>&1) || true
+vr_check "… saying why in one line" test "$(grep -c 'symlink inside the project' <<<"$err")" = 1
+vr_expect_status 0 "a link that stays inside the project is served by its view" \
+	run --quiet --bind "$P/stays" /x -- sh -c 'echo ok >/x/made'
+vr_check "… and the write lands inside" test -f "$P/inside/made"
 vr_check "the host's files are byte-identical in the end" test "$(sums)" = "$before"
 vr_done
