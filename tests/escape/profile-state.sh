@@ -7,7 +7,10 @@
 #   a symlinked ~/.claude keeps its guard (at its real path);
 #   the script settings.json names as statusLine is read-only;
 #   ~/.cache/opencode (node_modules it imports, bin/rg it runs) is a per-run
-#     tmpfs, never the host's.
+#     tmpfs, never the host's;
+#   ~/.claude/local (Claude Code's local install, run by the host's alias) is
+#     read-only, ~/.claude/shell-snapshots (sourced by a live host session
+#     before each command) a per-run tmpfs.
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
 vr_require_sandbox
@@ -21,6 +24,11 @@ ln -s "$T/dotfiles/claude" "$HOME/.claude"
 C="$T/dotfiles/claude"
 printf '{"statusLine":{"type":"command","command":"bash ~/.claude/statusline.sh"}}\n' >"$C/settings.json"
 echo 'echo status' >"$C/statusline.sh"
+# Claude Code's local install (the shell alias claude=~/.claude/local/claude)
+# and the shell snapshot a live host session sources before every command.
+mkdir -p "$C/local" "$C/shell-snapshots"
+printf '#!/bin/sh\nexec true\n' >"$C/local/claude"
+echo 'export PATH=/usr/bin' >"$C/shell-snapshots/snapshot-bash-1-host.sh"
 printf '{"numStartups": 3, "mcpServers": {}, "projects": {"%s": {"history": [], "allowedTools": []}}}\n' "$P" >"$HOME/.claude.json"
 mkdir -p "$HOME/.cache/opencode/node_modules" "$HOME/.cache/opencode/bin"
 echo 'module.exports = {}' >"$HOME/.cache/opencode/node_modules/provider.js"
@@ -80,6 +88,23 @@ vr_check "control: a writable cache takes the planted provider" grep -q pwned "$
 out=$("$VR" --project "$P" --profile opencode --net none --quiet -- sh -c "$ATTACK" 2>&1) || true
 vr_check "inside, opencode's cache is writable (its own, for the run)" grep -qx 's1=0' <<<"$out"
 vr_check_not "… and empty: the host's cache is not in it" grep -qx bin <<<"$out"
+# 4. What the host's Claude Code runs from ~/.claude besides its settings:
+# the local install and a live session's shell snapshot.
+ATTACK="echo 'touch $T/pwned' >>~/.claude/local/claude; echo s1=\$?
+echo 'touch $T/pwned' >~/.claude/local/node; echo s2=\$?
+echo 'touch $T/pwned' >>~/.claude/shell-snapshots/snapshot-bash-1-host.sh; echo s3=\$?
+echo mine >~/.claude/shell-snapshots/snapshot-bash-2-run.sh; echo s4=\$?"
+"$VR" --project "$P" --profile none --net none --quiet --bind "$T/plain-claude" "$HOME/.claude" -- sh -c "$ATTACK" >/dev/null 2>&1 || true
+vr_check "control: bound without the profile the local install takes the write" grep -q pwned "$T/plain-claude/local/claude"
+vr_check "control: … and so does the host session's snapshot" grep -q pwned "$T/plain-claude/shell-snapshots/snapshot-bash-1-host.sh"
+rm -f "$LOG"
+out=$("$VR" --project "$P" --profile claude --net none --quiet --audit "$LOG" -- sh -c "$ATTACK" 2>&1) || true
+echo "$out"
+vr_check "the local install is read-only" grep -qx 's1=[12]' <<<"$out"
+vr_check "… and gets no new file" grep -qx 's2=[12]' <<<"$out"
+vr_check "the refusal is audited" grep -q "\"root\":\"$C\".*\"path\":\"local/claude\".*\"result\":\"readonly\"" "$LOG"
+vr_check "the run's Claude can make its own shell snapshot" grep -qx 's4=0' <<<"$out"
+vr_check_not "… in a directory of its own, not the host's" test -e "$C/shell-snapshots/snapshot-bash-2-run.sh"
 vr_check "the host's state and caches are byte-identical" test "$(sums)" = "$before"
 vr_check_not "nothing ran on the host" test -e "$T/pwned"
 vr_done
