@@ -58,9 +58,11 @@ void proxy_bridge_handle(VrProxy *proxy, GSocketConnection *client, const VrNetB
 		if (!up) {
 			c->result = "failed";
 			c->reason = g_strdup_printf("cannot connect: %s", error->message);
+			/* Recorded before the client hears it: a client that
+			 * exits on the 502 may end the run, and the proxy with it. */
+			proxy_conn_finish(c);
 			if (http)
 				reply_unreachable(client, b, error->message);
-			proxy_conn_finish(c);
 			return;
 		}
 		c->result = "ok";
