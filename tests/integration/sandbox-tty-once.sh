@@ -9,9 +9,11 @@ vr_require_sandbox
 P="$T/project"
 mkdir -p "$P"
 S="vr-tty-$$"
+# HISTFILE= : the shell tmux kills at the end would write $T/.bash_history
+# while vr_cleanup removes $T ("Directory not empty", 1 run in 6).
 tm() { tmux -L "$S" -f /dev/null "$@"; }
 trap 'tm kill-server 2>/dev/null; vr_cleanup' EXIT
-tm new-session -d -s main -x 100 -y 30 "env -i PATH=$PATH TERM=screen HOME=$T bash --norc --noprofile"
+tm new-session -d -s main -x 100 -y 30 "env -i PATH=$PATH TERM=screen HOME=$T HISTFILE= bash --norc --noprofile"
 wait_for() { # wait_for DESCRIPTION COMMAND... — polls up to 20 s
 	local what=$1 i; shift
 	for i in $(seq 1 400); do if "$@"; then vr_pass "$what"; return 0; fi; sleep 0.05; done
