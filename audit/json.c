@@ -495,6 +495,12 @@ void vr_audit_json_str(GString *s, const char *str)
 	g_string_append_c(s, '"');
 }
 
+void vr_audit_json_member(GString *s, const char *key, const char *v)
+{
+	g_string_append_printf(s, ",\"%s\":", key);
+	vr_audit_json_str(s, v);
+}
+
 void vr_audit_json_ts(GString *s, gint64 us)
 {
 	time_t secs = (time_t)(us / G_USEC_PER_SEC);

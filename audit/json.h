@@ -59,6 +59,8 @@ bool vr_json_get_int64(const VrJsonObject *o, const char *key, int64_t *ret);
  * \udcXX, which vr_json_parse_object turns back into the byte. */
 void vr_json_append_string(GString *out, const char *s);
 void vr_audit_json_str(GString *s, const char *str);  /* the same */
+/* Appends ,"KEY":"V" (KEY is a plain literal, V escaped as above). */
+void vr_audit_json_member(GString *s, const char *key, const char *v);
 /* Appends US (µs since the epoch) as a quoted RFC 3339 UTC timestamp. */
 void vr_audit_json_ts(GString *s, gint64 us);
 /* "ENOENT" for ENOENT; "EIO" for a number without a name. */

@@ -22,7 +22,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "audit/out.h"
+#include "audit/journal.h"
+#include "audit/json.h"
 #include "common/copy.h"
 #include "common/resolve.h"
 #include "common/fd-util.h"
@@ -67,35 +68,14 @@ static int64_t ctime_ns(const struct stat *st)
 	return (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
 }
 
-static const char *type_name(mode_t m)
-{
-	return S_ISREG(m) ? "file" : S_ISDIR(m) ? "dir" : S_ISLNK(m) ? "symlink"
-	     : S_ISFIFO(m) ? "fifo" : "other";
-}
-
-static void append_str(GString *s, const char *key, const char *v)
-{
-	g_string_append_printf(s, ",\"%s\":", key);
-	vr_audit_json_str(s, v); /* undo reads names back byte for byte */
-}
-
 static GString *record_new(const char *op, const char *rel)
 {
-	GString *s = g_string_new(NULL);
-	g_string_append_printf(s, "{\"seq\":%" PRIu64 ",\"op\":\"%s\"", ++J.seq, op);
+	GString *s = vr_journal_record_new(++J.seq, op);
 	if (rel) {
-		append_str(s, "path", rel);
+		vr_journal_record_str(s, "path", rel);
 		g_hash_table_add(J.paths, g_strdup(rel));
 	}
 	return s;
-}
-
-static void append_stat(GString *s, const struct stat *st)
-{
-	g_string_append_printf(s, ",\"type\":\"%s\",\"mode\":%u,\"size\":%" PRId64
-	                       ",\"mtime_ns\":%" PRId64, type_name(st->st_mode),
-	                       (unsigned)(st->st_mode & 07777), (int64_t)st->st_size,
-	                       (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec);
 }
 
 static void manifest_append(const char *buf, size_t len)
@@ -110,7 +90,7 @@ static void manifest_append(const char *buf, size_t len)
  * a kill -9 there tears at most the last line, which undo skips. */
 static void record_write(GString *s)
 {
-	g_string_append(s, "}\n");
+	vr_journal_record_end(s);
 	if (J.batch) {
 		g_string_append_len(J.batch, s->str, (gssize)s->len);
 		if (J.batch->len >= 65536) {
@@ -128,9 +108,9 @@ static void record_write(GString *s)
 static void audit_link(const char *rel, const char *op, const char *obj)
 {
 	GString *a = g_string_new("{\"op\":\"journal\"");
-	append_str(a, "path", rel);
-	append_str(a, "result", "ok");
-	append_str(a, "change", op);
+	vr_audit_json_member(a, "path", rel);
+	vr_audit_json_member(a, "result", "ok");
+	vr_audit_json_member(a, "change", op);
 	g_string_append_printf(a, ",\"journal\":\"objects/%s\"}", obj);
 	vr_audit_emit_raw(a->str, a->len);
 	g_string_free(a, TRUE);
@@ -139,13 +119,13 @@ static void audit_link(const char *rel, const char *op, const char *obj)
 static void note_skipped(const char *rel, const struct stat *st, const char *why)
 {
 	GString *s = record_new("skipped", rel);
-	append_stat(s, st);
-	append_str(s, "reason", why);
+	vr_journal_record_stat(s, st);
+	vr_journal_record_str(s, "reason", why);
 	record_write(s);
 	GString *a = g_string_new("{\"op\":\"journal\"");
-	append_str(a, "path", rel);
-	append_str(a, "result", "skipped");
-	append_str(a, "reason", why);
+	vr_audit_json_member(a, "path", rel);
+	vr_audit_json_member(a, "result", "skipped");
+	vr_audit_json_member(a, "reason", why);
 	g_string_append(a, "}");
 	vr_audit_emit_raw(a->str, a->len);
 	g_string_free(a, TRUE);
@@ -192,7 +172,7 @@ static void record_seal(const char *obj)
 	if (fstatat(J.objects_fd, obj, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
 	GString *s = record_new("sealed", NULL);
-	append_str(s, "object", obj);
+	vr_journal_record_str(s, "object", obj);
 	g_string_append_printf(s, ",\"size\":%" PRId64 ",\"ctime_ns\":%" PRId64, (int64_t)st.st_size,
 	                       ctime_ns(&st));
 	record_write(s);
@@ -242,9 +222,9 @@ static void unshare_linked(const struct stat *cur, const char *rel)
 		unlinkat(J.objects_fd, tmp, 0);
 		unlinkat(J.objects_fd, obj, 0);
 		GString *s = record_new("skipped", rel);
-		append_str(s, "object", obj);
-		append_stat(s, cur);
-		append_str(s, "reason", why);
+		vr_journal_record_str(s, "object", obj);
+		vr_journal_record_stat(s, cur);
+		vr_journal_record_str(s, "reason", why);
 		record_write(s);
 		vr_log(0, "journal: %s: its kept original is dropped (%s): undo cannot restore it", rel, why);
 	} else {
@@ -285,9 +265,9 @@ int vr_journal_start(int dir_fd, uint64_t max_size, int root_fd, const char *pro
 	J.paths = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	GString *s = record_new("start", NULL);
 	g_autofree char *real = realpath(project, NULL);
-	append_str(s, "project", real ? real : project);
+	vr_journal_record_str(s, "project", real ? real : project);
 	if (run_id)
-		append_str(s, "run", run_id);
+		vr_journal_record_str(s, "run", run_id);
 	g_string_append_printf(s, ",\"max_size\":%" PRIu64, J.max_size);
 	record_write(s);
 	J.on = true;
@@ -314,17 +294,16 @@ void vr_journal_stop(void)
 		const char *rel = l->data, *name;
 		int pfd;
 		struct stat st;
-		GString *s = g_string_new(NULL);
-		g_string_append_printf(s, "{\"seq\":%" PRIu64 ",\"op\":\"final\"", ++J.seq);
-		append_str(s, "path", rel);
+		GString *s = vr_journal_record_new(++J.seq, "final");
+		vr_journal_record_str(s, "path", rel);
 		if (vr_resolve_parent(J.root_fd, rel, &pfd, &name) == 0) {
 			if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-				append_stat(s, &st);
+				vr_journal_record_stat(s, &st);
 			else
-				append_str(s, "type", "none");
+				vr_journal_record_str(s, "type", "none");
 			close(pfd);
 		} else {
-			append_str(s, "type", "none");
+			vr_journal_record_str(s, "type", "none");
 		}
 		record_write(s);
 	}
@@ -379,8 +358,8 @@ static void keep_original(int fd_path, const struct stat *st, const char *rel)
 		return;
 	}
 	GString *s = record_new("modified", rel);
-	append_str(s, "object", kept->obj);
-	append_stat(s, st);
+	vr_journal_record_str(s, "object", kept->obj);
+	vr_journal_record_stat(s, st);
 	record_write(s);
 	audit_link(rel, "modified", kept->obj);
 }
@@ -410,7 +389,7 @@ void vr_journal_before_setattr(VrInode *inode, int valid)
 	pthread_mutex_lock(&J.lock);
 	if (J.on && (valid & FUSE_SET_ATTR_MODE)) {
 		GString *s = record_new("chmod", rel);
-		append_stat(s, &st);
+		vr_journal_record_stat(s, &st);
 		record_write(s);
 	}
 	if (J.on && (valid & FUSE_SET_ATTR_SIZE) && S_ISREG(st.st_mode))
@@ -449,9 +428,9 @@ void vr_journal_before_create(VrInode *parent, const char *name, const char *rel
 static void record_deleted_file(const char *rel, const char *obj, const struct stat *st)
 {
 	GString *s = record_new("deleted", rel);
-	append_str(s, "object", obj);
+	vr_journal_record_str(s, "object", obj);
 	audit_link(rel, "deleted", obj);
-	append_stat(s, st);
+	vr_journal_record_stat(s, st);
 	record_write(s);
 }
 
@@ -470,8 +449,8 @@ static void keep_removed_file(int dirfd, const char *name, const char *rel, cons
 			record_deleted_file(rel, had->obj, &had->st);
 		} else {
 			GString *s = record_new("skipped", rel);
-			append_stat(s, st);
-			append_str(s, "reason", had->reason ? had->reason : "not kept");
+			vr_journal_record_stat(s, st);
+			vr_journal_record_str(s, "reason", had->reason ? had->reason : "not kept");
 			record_write(s);
 		}
 		/* Its last name: the inode number may come back for another
@@ -527,11 +506,11 @@ static void keep_removed(int dirfd, const char *name, const char *rel)
 			return;
 		target[n] = '\0';
 		s = record_new("deleted", rel);
-		append_str(s, "target", target);
+		vr_journal_record_str(s, "target", target);
 	} else {
 		s = record_new("deleted", rel);
 	}
-	append_stat(s, &st);
+	vr_journal_record_stat(s, &st);
 	record_write(s);
 }
 
@@ -558,7 +537,7 @@ void vr_journal_before_rename(VrInode *parent, const char *name, const char *sre
 		if (!exchange && fstatat(newparent->fd, newname, &dst, AT_SYMLINK_NOFOLLOW) == 0)
 			keep_removed(newparent->fd, newname, drel);
 		GString *s = record_new(exchange ? "exchanged" : "renamed", srel);
-		append_str(s, "new", drel);
+		vr_journal_record_str(s, "new", drel);
 		g_hash_table_add(J.paths, g_strdup(drel));
 		record_write(s);
 	}

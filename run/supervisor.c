@@ -50,7 +50,7 @@
 #include "run/views.h"
 #include "audit/sinks.h"
 #include "audit/state-dir.h"
-#include "undo/undo.h"
+#include "audit/journal.h"
 #include "fusefs/view.h"
 #include "common/confine.h"
 
@@ -437,7 +437,7 @@ static pid_t start_view(const char *project, const VrRunPlan *plan, const VrConf
 		o.audit_level = (VrAuditLevel)vr_audit_level_parse(level);
 	/* The undo journal (docs/undo.md): <run-id>.journal next to the log.
 	 * Without it the run still goes on: a journal is a convenience. */
-	if (!plan->journal_off && vr_undo_journal_create(project, audit->run_id, &o.journal_dir_fd) == 0)
+	if (!plan->journal_off && vr_journal_dir_create(project, audit->run_id, &o.journal_dir_fd) == 0)
 		o.journal_max_size = plan->journal_max_size;
 	pid_t pid = start_daemon(&o, (const int[]){audit->send_fd, -1}, false, ready_fd, filter_fd);
 	if (o.journal_dir_fd >= 0)

@@ -1,46 +1,11 @@
-/* Reading a run's change journal (written by fusefs/journal.c, see
- * docs/undo.md) and acting on it: `vault-run changes` and `vault-run undo`. */
+/* Acting on a run's change journal (its format: audit/journal.h, see
+ * docs/undo.md): `vault-run changes` and `vault-run undo`. */
 #pragma once
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef struct {
-	char *op, *path, *new_path, *object, *type, *target, *reason;
-	/* The names as printed: the agent chose them, so control characters
-	 * are escaped before they reach the user's terminal ("?" if absent). */
-	char *shown_path, *shown_new, *shown_target;
-	int64_t mode, size, mtime_ns;
-} VrJournalRecord;
-
-/* What an object must still be for undo to trust it: its size and ctime
- * when it became final (the agent can change neither without changing the
- * ctime, and cannot set a ctime). */
-typedef struct {
-	int64_t size, ctime_ns;
-} VrJournalSeal;
-
-typedef struct {
-	char *dir;
-	int dir_fd, objects_fd;
-	char *project;        /* from the manifest's start record */
-	char *run;
-	GPtrArray *records;   /* VrJournalRecord*: the changes, in the order made */
-	GHashTable *final;    /* path → VrJournalRecord* ("final": state the run left) */
-	GHashTable *seals;    /* object → VrJournalSeal* */
-	GHashTable *dropped;  /* object → reason: kept, then given up (not restorable) */
-	bool complete;        /* a stop record: the daemon ended cleanly */
-} VrJournal;
-
-/* Loads DIR/manifest.jsonl. -errno, with a message logged. */
-int vr_journal_load(const char *dir, VrJournal **ret);
-void vr_journal_free(VrJournal *j);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(VrJournal, vr_journal_free)
-
-/* Finds a journal directory: RUN may be a directory holding manifest.jsonl,
- * or a run id of PROJECT (default: the current directory); NULL: the latest
- * run of PROJECT that has a journal. *ret: g_free. -errno (logged). */
-int vr_journal_locate(const char *project, const char *run, char **ret);
+#include "audit/journal.h"
 
 /* The operands [RUN] [PATH...] of undo/changes: the first is a run (id or
  * journal directory) when it names one, else a path of the latest run.
@@ -54,12 +19,6 @@ int vr_undo_parse_operands(const char *project, int argc, char **argv, char **re
  * 0 or VR_EXIT_ERROR (said on stderr). */
 int vr_undo_open(const char *cmd, const char *project, int argc, char **argv, VrJournal **ret_j,
                  const char **ret_root, char ***ret_paths);
-
-/* Makes the journal directory of run RUN_ID of PROJECT, next to its log in
- * the checked state directory: <project dir>/<RUN_ID>.journal (0700, must
- * not exist). *ret_fd: O_RDONLY|O_DIRECTORY|O_CLOEXEC, for
- * VrViewOptions.journal_dir_fd. -errno (logged). */
-int vr_undo_journal_create(const char *project, const char *run_id, int *ret_fd);
 
 /* "1048576", "512K", "100M", "1G" (powers of 1024) → bytes. 0 or -EINVAL. */
 int vr_undo_parse_size(const char *s, uint64_t *ret);
