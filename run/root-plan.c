@@ -146,9 +146,17 @@ gboolean vr_path_is_under(const char *path, const char *dir)
 /* A writable bind goes through a view (run/views.h), a --dev-bind is a
  * device node, anything else is read-only as it is. FALSE: refused
  * (*error set). */
-static gboolean add_bind_op(VrRootPlan *l, VrViews *views, const char *src, const char *dest, int flags,
+static gboolean add_bind_op(VrRootPlan *l, VrViews *views, const char *given, const char *dest, int flags,
                             GError **error)
 {
+	g_autoptr(GError) local = NULL;
+	g_autofree char *src = NULL;
+	if (!vr_views_resolve_source(views, given, flags, &src, &local)) {
+		if (!local)
+			return TRUE; /* a missing --bind-try source is skipped */
+		g_propagate_error(error, g_steal_pointer(&local));
+		return FALSE;
+	}
 	if (flags & VR_BIND_DEV) {
 		struct stat st;
 		if (stat(src, &st) < 0) {
@@ -164,14 +172,13 @@ static gboolean add_bind_op(VrRootPlan *l, VrViews *views, const char *src, cons
 			            "--bind a directory or file, --ro-bind what must stay as it is)", src);
 			return FALSE;
 		}
-		vr_root_plan_add(l, VR_OP_BIND, src, dest, flags, 0);
+		vr_root_plan_add(l, VR_OP_BIND, src, dest, flags | VR_BIND_NOFOLLOW, 0);
 		return TRUE;
 	}
 	if (flags & VR_BIND_RO) {
-		vr_root_plan_add(l, VR_OP_BIND, src, dest, flags, 0);
+		vr_root_plan_add(l, VR_OP_BIND, src, dest, flags | VR_BIND_NOFOLLOW, 0);
 		return TRUE;
 	}
-	g_autoptr(GError) local = NULL;
 	g_autofree char *routed = NULL;
 	int routed_flags;
 	if (!vr_views_route(views, src, flags, &routed, &routed_flags, &local)) {
@@ -254,7 +261,7 @@ static gboolean root_fs(const VrRunPlan *plan, char **ret_rootfs, guint *first_u
  * (unless the project is the home or holds it), the project's view
  * (mounted over the project in our namespace) and the config's read-only
  * binds. */
-static void add_base(VrRootPlan *l, const VrRootInput *in)
+static gboolean add_base(VrRootPlan *l, VrViews *views, const VrRootInput *in, GError **error)
 {
 	vr_root_plan_add(l, VR_OP_PROC, NULL, "/proc", 0, 0);
 	vr_root_plan_add(l, VR_OP_DEV, NULL, "/dev", 0, 0);
@@ -266,7 +273,9 @@ static void add_base(VrRootPlan *l, const VrRootInput *in)
 	vr_root_plan_add(l, VR_OP_BIND, in->project, in->mount_at, VR_BIND_DIR, 0);
 	const GPtrArray *ro = in->config->ro_binds;
 	for (guint i = 0; ro && i < ro->len; i++)
-		vr_root_plan_add(l, VR_OP_BIND, ro->pdata[i], ro->pdata[i], VR_BIND_RO | VR_BIND_TRY, 0);
+		if (!add_bind_op(l, views, ro->pdata[i], ro->pdata[i], VR_BIND_RO | VR_BIND_TRY, error))
+			return FALSE;
+	return TRUE;
 }
 
 /* One door: the config's writable binds, then the command line's mounts
@@ -320,8 +329,7 @@ gboolean vr_root_plan_build(VrRootPlan *r, const VrRootInput *in, VrViews *views
 	add_system(r, rootfs);
 	if (!rootfs)
 		add_etc(r, in->agent_uid, in->agent_gid, in->user, in->home);
-	add_base(r, in);
-	if (!plan_views(views, in->plan, in->config, first_user, error) || !add_binds(r, views, in, first_user, error) ||
+	if (!add_base(r, views, in, error) || !plan_views(views, in->plan, in->config, first_user, error) || !add_binds(r, views, in, first_user, error) ||
 	    !add_copies(r, views, in->copies, error))
 		return FALSE;
 	add_attach_ops(r, views);

@@ -220,7 +220,8 @@ static void base_home_and_project_view(void **state)
 {
 	Case c;
 	case_init(&c);
-	g_ptr_array_add(c.config->ro_binds, g_strdup("/opt/tools"));
+	g_ptr_array_add(c.config->ro_binds, g_strdup(outside));
+	g_ptr_array_add(c.config->ro_binds, g_strdup("/nonexistent-vr-test"));
 	build_ok(&c);
 	assert_op(&c, "/proc", VR_OP_PROC, NULL, 0);
 	assert_op(&c, "/dev", VR_OP_DEV, NULL, 0);
@@ -235,9 +236,12 @@ static void base_home_and_project_view(void **state)
 	/* The project: its view, never stat'ed (it may not serve yet). */
 	assert_op(&c, "/work/p", VR_OP_BIND, project, VR_BIND_DIR);
 	assert_true(find(&c, "/home/agent") < find(&c, "/work/p"));
-	/* The config's read-only binds, after the project. */
-	assert_op(&c, "/opt/tools", VR_OP_BIND, "/opt/tools", VR_BIND_RO | VR_BIND_TRY);
-	assert_true(find(&c, "/work/p") < find(&c, "/opt/tools"));
+	/* The config's read-only binds, after the project, their sources
+	 * resolved on the host and opened without following a link; a
+	 * missing one is skipped here. */
+	assert_op(&c, outside, VR_OP_BIND, outside, VR_BIND_RO | VR_BIND_TRY | VR_BIND_NOFOLLOW);
+	assert_true(find(&c, "/work/p") < find(&c, outside));
+	assert_int_equal(find(&c, "/nonexistent-vr-test"), -1);
 	assert_int_equal(c.views->views->len, 0);
 	case_clear(&c);
 	/* A project that holds the home keeps it: no tmpfs over it. */
@@ -283,7 +287,7 @@ static void rootfs_replaces_the_system(void **state)
 	mount_op(&c, VR_OP_TMPFS, NULL, "/scratch", 0);
 	mount_op(&c, VR_OP_BIND, rootfs, "/", VR_BIND_RO);
 	build_ok(&c);
-	assert_op(&c, "/", VR_OP_BIND, rootfs, VR_BIND_RO);
+	assert_op(&c, "/", VR_OP_BIND, rootfs, VR_BIND_RO | VR_BIND_NOFOLLOW);
 	assert_op(&c, "/usr", VR_OP_BIND, "/usr", VR_BIND_RO);
 	case_clear(&c);
 	/* A --rootfs that is not a directory is refused, naming it. */
@@ -306,13 +310,13 @@ static void user_mounts_keep_their_order(void **state)
 	mount_op(&c, VR_OP_SYMLINK, "/data", "/d", 0);
 	mount_op(&c, VR_OP_BIND, "/nonexistent-vr-test", "/maybe", VR_BIND_RO | VR_BIND_TRY);
 	build_ok(&c);
-	assert_op(&c, "/data", VR_OP_BIND, outside, VR_BIND_RO);
+	assert_op(&c, "/data", VR_OP_BIND, outside, VR_BIND_RO | VR_BIND_NOFOLLOW);
 	assert_op(&c, "/data/cache", VR_OP_TMPFS, NULL, VR_TMPFS_AGENT);
 	assert_int_equal(op_at(&c, "/data/cache")->mode, 0755);
 	assert_op(&c, "/data/cache/x", VR_OP_DIR, NULL, 0);
 	assert_op(&c, "/d", VR_OP_SYMLINK, "/data", 0);
-	/* --ro-bind-try of a missing source: the sandbox skips it. */
-	assert_op(&c, "/maybe", VR_OP_BIND, "/nonexistent-vr-test", VR_BIND_RO | VR_BIND_TRY);
+	/* --ro-bind-try of a missing source: skipped, no op. */
+	assert_int_equal(find(&c, "/maybe"), -1);
 	assert_true(find(&c, "/work/p") < find(&c, "/data"));
 	assert_true(find(&c, "/data") < find(&c, "/data/cache"));
 	assert_true(find(&c, "/data/cache") < find(&c, "/data/cache/x"));
@@ -344,9 +348,9 @@ static void writable_binds_go_through_views(void **state)
 	assert_op(&c, "/data", VR_OP_BIND, "/views/0", VR_BIND_STAGED | VR_BIND_DIR);
 	assert_op(&c, "/notes.txt", VR_OP_BIND, "/views/0/notes.txt", VR_BIND_STAGED);
 	/* Inside the project: the project's view is mounted there already. */
-	assert_op(&c, "/src", VR_OP_BIND, src, VR_BIND_DIR);
+	assert_op(&c, "/src", VR_OP_BIND, src, VR_BIND_DIR | VR_BIND_NOFOLLOW);
 	/* A socket: read-only as it is (a view cannot connect it). */
-	assert_op(&c, "/agent.sock", VR_OP_BIND, sock, VR_BIND_RO);
+	assert_op(&c, "/agent.sock", VR_OP_BIND, sock, VR_BIND_RO | VR_BIND_NOFOLLOW);
 	/* --bind-try of a missing source: skipped, no op. */
 	assert_int_equal(find(&c, "/gone"), -1);
 	/* Where the audit log may not be: the project, what is bound, what the views serve. */
@@ -398,8 +402,27 @@ static void refused_binds(void **state)
 	case_init(&c);
 	mount_op(&c, VR_OP_BIND, "/dev/null", "/dev/mine", VR_BIND_DEV);
 	build_ok(&c);
-	assert_op(&c, "/dev/mine", VR_OP_BIND, "/dev/null", VR_BIND_DEV);
+	assert_op(&c, "/dev/mine", VR_OP_BIND, "/dev/null", VR_BIND_DEV | VR_BIND_NOFOLLOW);
 	case_clear(&c);
+	/* A symlink in the project (the agent's) that leads out of it: the
+	 * bind would open a host path nobody named (invariant 10). */
+	g_autofree char *link = path("project/cache");
+	assert_int_equal(symlink(outside, link), 0);
+	case_init(&c);
+	mount_op(&c, VR_OP_BIND, link, "/cache", VR_BIND_RO);
+	assert_false(build(&c));
+	assert_non_null(strstr(c.error->message, "leads out of it"));
+	case_clear(&c);
+	/* One that stays inside is followed: the project's view serves it. */
+	assert_int_equal(unlink(link), 0);
+	assert_int_equal(symlink("src", link), 0);
+	case_init(&c);
+	mount_op(&c, VR_OP_BIND, link, "/cache", 0);
+	build_ok(&c);
+	g_autofree char *src = path("project/src");
+	assert_op(&c, "/cache", VR_OP_BIND, src, VR_BIND_DIR | VR_BIND_NOFOLLOW);
+	case_clear(&c);
+	assert_int_equal(unlink(link), 0);
 	/* One door: a writable bind that holds the project is refused. */
 	case_init(&c);
 	mount_op(&c, VR_OP_BIND, T, "/all", 0);
