@@ -19,11 +19,12 @@ chmod -R a+rX "$HOME"
 P="$T/project"; mkdir -p "$P"; echo hi >"$P/README"
 
 # The dry run lists the profile's binds below $HOME: exactly the paths of
-# `vault-run profiles opencode` (read-only and writable lists).
+# `vault-run profiles opencode` (read-only and writable lists) that exist
+# (a missing source of a -try bind is skipped when the plan is made).
 "$VR" --project "$P" --dry-run --profile opencode -- opencode >"$T/plan" 2>"$T/plan.err"
 grep -o "^bind *$HOME[^ ]*" "$T/plan" | awk '{print $2}' | sort >"$T/bound"
 "$VR" profiles opencode | awk '/^  (read-only|writable)/ {print $2; f=1; next} /^  [a-z]/ {f=0} f && /^ +\// {print $1}' |
-	sort >"$T/listed"
+	while read -r p; do [ -e "$p" ] && echo "$p"; done | sort >"$T/listed"
 vr_check "dry run binds exactly the profile's paths" diff -u "$T/listed" "$T/bound"
 vr_check "no bind of the whole ~/.config" bash -c "! grep -q '^bind *$HOME/.config ' '$T/plan'"
 vr_check "the profile's domains become the allow-list" grep -q 'api.anthropic.com' "$T/plan"
