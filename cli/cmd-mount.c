@@ -17,13 +17,13 @@
 #include "cli/commands.h"
 #include "run/dir-check.h"
 #include "common/exitcode.h"
+#include "common/size.h"
 #include "policy/config.h"
-#include "undo/undo.h"
 #include "fusefs/view.h"
 
 static const char usage[] =
 	"usage: vault-run mount [--policy FILE] [--hide|--readonly|--redact|--show PATTERN]...\n"
-	"                       [--journal DIR [--journal-max-size BYTES[K|M|G]]]\n"
+	"                       [--journal DIR [--journal-max-size SIZE]]\n"
 	"                       [--audit FILE|-|syslog[,...]] [--audit-level denied|writes|reads|opens|all]\n"
 	"                       [--audit-max-size SIZE|off] [--audit-fail closed|open]\n"
 	"                       [--entry-timeout S] [--attr-timeout S] [--allow-other]\n"
@@ -127,8 +127,9 @@ int vr_cmd_mount(int argc, char **argv)
 		case OPT_ALLOW_OTHER: opts.allow_other = true; break;
 		case OPT_JOURNAL: journal_dir = optarg; break;
 		case OPT_JOURNAL_MAX:
-			if (vr_undo_parse_size(optarg, &opts.journal_max_size) < 0)
-				return fail("--journal-max-size: '%s' is not a size (BYTES, or with K, M, G)", optarg);
+			if (vr_size_parse(optarg, &opts.journal_max_size) < 0)
+				return fail("--journal-max-size: '%s' is not %s", optarg,
+				            vr_size_expected(optarg, VR_SIZE_SYNTAX));
 			break;
 		case OPT_SCAN: scan_mode = optarg; break;
 		case OPT_SCAN_MAX_SIZE: scan_max_size = optarg; break;
@@ -181,8 +182,8 @@ int vr_cmd_mount(int argc, char **argv)
 	if (scan_max_size) {
 		guint64 size;
 		if (!vr_config_parse_size(scan_max_size, &size))
-			return fail("--scan-max-size: '%s' is not a size such as 8M, 512k or 1048576 (at most 1G)",
-			            scan_max_size);
+			return fail("--scan-max-size: '%s' is not %s", scan_max_size,
+			            vr_size_expected(scan_max_size, VR_CONFIG_SCAN_MAX_SIZE_SYNTAX));
 		opts.scan_max_size = size;
 	} else if (config->scan_max_size) {
 		opts.scan_max_size = config->scan_max_size;
@@ -204,7 +205,8 @@ int vr_cmd_mount(int argc, char **argv)
 		opts.audit_syslog = sinks.to_syslog;
 	}
 	if (audit_max_size && !vr_config_parse_audit_max_size(audit_max_size, &opts.audit_max_size))
-		return fail("--audit-max-size: '%s' is not a size from 1K to 1G such as 64M, or off", audit_max_size);
+		return fail("--audit-max-size: '%s' is not %s", audit_max_size,
+		            vr_size_expected(audit_max_size, VR_CONFIG_AUDIT_MAX_SIZE_SYNTAX));
 	if (!audit_max_size && config->audit_max_size_set)
 		opts.audit_max_size = config->audit_max_size;
 	if (!audit_fail)

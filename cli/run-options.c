@@ -4,6 +4,7 @@
 #include "cli/run-options.h"
 #include "audit/sinks.h"
 #include "policy/config.h"
+#include "common/size.h"
 #include "net/allow.h"
 
 #include <stdio.h>
@@ -154,17 +155,15 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 		plan->journal_off = strcmp(a[0], "off") == 0;
 		break;
 	case OPT_JOURNAL_MAX_SIZE: {
-		char *end;
-		guint64 v = g_ascii_strtoull(a[0], &end, 10);
-		guint shift = !*end ? 0 : strchr("kK", *end) ? 10 : strchr("mM", *end) ? 20 : strchr("gG", *end) ? 30 : 99;
-		if (!a[0][0] || a[0][0] == '-' || shift == 99 || (*end && end[1]) || v > (G_MAXUINT64 >> 30))
-			return bad_value(error, name, a[0], "a size such as 1G, 500M or 1048576");
-		plan->journal_max_size = v << shift;
+		uint64_t v;
+		if (vr_size_parse(a[0], &v) < 0)
+			return bad_value(error, name, a[0], vr_size_expected(a[0], VR_SIZE_SYNTAX));
+		plan->journal_max_size = v;
 		break;
 	}
 	case OPT_MEMORY:
 		if (!vr_limits_parse_memory(a[0], &plan->limits.memory))
-			return bad_value(error, name, a[0], VR_LIMITS_MEMORY_SYNTAX);
+			return bad_value(error, name, a[0], vr_size_expected(a[0], VR_LIMITS_MEMORY_SYNTAX));
 		break;
 	case OPT_PIDS:
 		if (!vr_limits_parse_pids(a[0], &plan->limits.pids))
@@ -260,7 +259,7 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 	}
 	case OPT_AUDIT_MAX_SIZE:
 		if (!vr_config_parse_audit_max_size(a[0], &plan->audit_max_size))
-			return bad_value(error, name, a[0], "a size from 1K to 1G such as 64M, or off");
+			return bad_value(error, name, a[0], vr_size_expected(a[0], VR_CONFIG_AUDIT_MAX_SIZE_SYNTAX));
 		plan->audit_max_size_set = TRUE;
 		break;
 	case OPT_AUDIT_FAIL:

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "policy/config.h"
+#include "common/size.h"
 
 #define MAX_CONFIG_SIZE (1024 * 1024)
 
@@ -218,7 +219,7 @@ static gboolean load_limit_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl
 	                                       : vr_limits_parse_cpu(v, &config->limits.cpu);
 	if (!ok)
 		return fail(error, name, kl->line, "%s = '%s'; expected %s", k, v,
-		            strcmp(k, "memory") == 0 ? VR_LIMITS_MEMORY_SYNTAX
+		            strcmp(k, "memory") == 0 ? vr_size_expected(v, VR_LIMITS_MEMORY_SYNTAX)
 		            : strcmp(k, "pids") == 0 ? VR_LIMITS_PIDS_SYNTAX : VR_LIMITS_CPU_SYNTAX);
 	return TRUE;
 }
@@ -272,23 +273,6 @@ static gboolean load_sandbox_key(VrConfig *config, GKeyFile *kf, const KeyLine *
 	return append_list(kf, kl, name, config->rw_binds, FALSE, error); /* bind */
 }
 
-static gboolean parse_size(const char *s, guint64 *ret);
-
-gboolean vr_config_parse_audit_max_size(const char *text, guint64 *ret)
-{
-	if (!text)
-		return FALSE;
-	if (strcmp(text, "off") == 0 || strcmp(text, "0") == 0) {
-		*ret = 0;
-		return TRUE;
-	}
-	guint64 v;
-	if (!parse_size(text, &v) || v < 1024)
-		return FALSE;
-	*ret = v;
-	return TRUE;
-}
-
 static gboolean load_audit_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl,
                                const char *name, GError **error)
 {
@@ -299,7 +283,8 @@ static gboolean load_audit_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl
 		if (!get_string(kf, kl, name, &v, error))
 			return FALSE;
 		if (!vr_config_parse_audit_max_size(v, &config->audit_max_size))
-			return fail(error, name, kl->line, "max-size = '%s'; expected a size from 1K to 1G such as 64M, or off", v);
+			return fail(error, name, kl->line, "max-size = '%s'; expected %s", v,
+			            vr_size_expected(v, VR_CONFIG_AUDIT_MAX_SIZE_SYNTAX));
 		config->audit_max_size_set = TRUE;
 		return TRUE;
 	}
@@ -319,30 +304,34 @@ static gboolean load_audit_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl
 	return fail(error, name, kl->line, "level = '%s'; expected denied, writes, reads, opens or all", config->audit_level);
 }
 
-/* "8M", "512k", "1G", "1048576": bytes, at most 1 GiB. */
+/* A size (common/size.h) of at most 1 GiB. */
 static gboolean parse_size(const char *s, guint64 *ret)
 {
-	char *end;
-	errno = 0;
-	guint64 v = g_ascii_strtoull(s, &end, 10);
-	if (errno || end == s)
+	uint64_t v;
+	if (!s || vr_size_parse(s, &v) < 0 || v > (1ull << 30))
 		return FALSE;
-	guint64 mult = 1;
-	if (*end == 'k' || *end == 'K')
-		mult = 1024, end++;
-	else if (*end == 'm' || *end == 'M')
-		mult = 1024 * 1024, end++;
-	else if (*end == 'g' || *end == 'G')
-		mult = 1024 * 1024 * 1024, end++;
-	if (*end || v > (1ull << 30) / mult)
-		return FALSE;
-	*ret = v * mult;
+	*ret = v;
 	return TRUE;
 }
 
 gboolean vr_config_parse_size(const char *text, guint64 *ret)
 {
-	return text && parse_size(text, ret);
+	return parse_size(text, ret);
+}
+
+gboolean vr_config_parse_audit_max_size(const char *text, guint64 *ret)
+{
+	if (!text)
+		return FALSE;
+	if (strcmp(text, "off") == 0 || strcmp(text, "0") == 0) {
+		*ret = 0;
+		return TRUE;
+	}
+	guint64 v;
+	if (!parse_size(text, &v) || v < 1024)
+		return FALSE;
+	*ret = v;
+	return TRUE;
 }
 
 /* scan-disable = RULE; RULE and scan-allow = PATTERN:RULE; ...: each item
@@ -386,7 +375,8 @@ static gboolean load_view_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl,
 	if (!get_string(kf, kl, name, &v, error))
 		return FALSE;
 	if (!parse_size(v, &config->scan_max_size))
-		return fail(error, name, kl->line, "scan-max-size = '%s'; expected a size such as 8M, 512k or 1048576 (at most 1G)", v);
+		return fail(error, name, kl->line, "scan-max-size = '%s'; expected %s", v,
+		            vr_size_expected(v, VR_CONFIG_SCAN_MAX_SIZE_SYNTAX));
 	return TRUE;
 }
 

@@ -55,11 +55,14 @@ gboolean vr_config_check_user_path(const char *user, const char *project_dir, GE
  * include and name as core.hooksPath) → policy_file. */
 gboolean vr_config_load_all(VrConfig *config, const char *project_dir, const char *policy_file,
                             GError **error);
-/* Parses a size as [view] scan-max-size takes it ("8M", "512k", bytes). */
+/* A size (common/size.h) of at most 1G, as --scan-max-size and [view]
+ * scan-max-size take it. */
 gboolean vr_config_parse_size(const char *text, guint64 *ret);
+#define VR_CONFIG_SCAN_MAX_SIZE_SYNTAX "a size such as 8M, 512K or 1048576 (bytes), at most 1G"
 /* An audit log's part size (--audit-max-size, [audit] max-size): "off" or
- * "0" (no rotation: *ret = 0), or a size from 1K to 1G ("64M", bytes). */
+ * "0" (no rotation: *ret = 0), or a size from 1K to 1G. */
 gboolean vr_config_parse_audit_max_size(const char *text, guint64 *ret);
+#define VR_CONFIG_AUDIT_MAX_SIZE_SYNTAX "a size from 1K to 1G such as 64M, or off"
 /* The user config path ($XDG_CONFIG_HOME/vault-run/config); newly allocated. */
 char *vr_config_user_path(void);
 /* --env-file FILE[:PATTERN,...] and [sandbox] env-file, split: the last ':'

@@ -4,31 +4,16 @@
 #include <math.h>
 #include <string.h>
 
+#include "common/size.h"
+
 #define MIN_MEMORY (1ULL << 20)
 
 gboolean vr_limits_parse_memory(const char *text, guint64 *ret)
 {
-	if (!text || !g_ascii_isdigit(text[0]))
+	uint64_t v;
+	if (vr_size_parse(text, &v) < 0 || v < MIN_MEMORY || v > (1ULL << 60))
 		return FALSE;
-	char *end;
-	double v = g_ascii_strtod(text, &end);
-	int shift = 0;
-	if (*end) {
-		const char *units = "KMGT";
-		const char *u = strchr(units, g_ascii_toupper(*end));
-		if (!u)
-			return FALSE;
-		shift = 10 * (int)(u - units + 1);
-		end++;
-		if (g_ascii_strcasecmp(end, "B") == 0 || g_ascii_strcasecmp(end, "iB") == 0 || !*end)
-			end += strlen(end);
-	}
-	if (*end || !isfinite(v) || v <= 0)
-		return FALSE;
-	double bytes = v * (double)(1ULL << shift);
-	if (bytes < MIN_MEMORY || bytes > (double)(1ULL << 60))
-		return FALSE;
-	*ret = (guint64)bytes;
+	*ret = v;
 	return TRUE;
 }
 

@@ -10,8 +10,8 @@ typedef struct {
 	double cpu;     /* CPUs (1.5 = one and a half); 0: no limit */
 } VrLimits;
 
-/* "64M", "1.5G", "512k", "1048576" (bytes); binary units K M G T, case-insensitive,
- * an optional trailing "B" or "iB". At least 1 MiB: less cannot start a process. */
+/* A size (common/size.h: "64M", "1.5G", "2GiB", "1048576"), at least
+ * 1 MiB: less cannot start a process. */
 gboolean vr_limits_parse_memory(const char *text, guint64 *ret);
 /* A whole number of processes and threads, at least 2 (the sandbox's init and COMMAND). */
 gboolean vr_limits_parse_pids(const char *text, guint *ret);

@@ -20,27 +20,6 @@
 #include "common/resolve.h"
 #include "undo/undo.h"
 
-int vr_undo_parse_size(const char *s, uint64_t *ret)
-{
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s || s[0] == '-')
-		return -EINVAL;
-	unsigned shift = 0;
-	if (*end) {
-		const char *units = "KMGT", *u = strchr(units, g_ascii_toupper(*end));
-		if (!u || (end[1] && !(g_ascii_toupper(end[1]) == 'I' && end[2] == 'B' && !end[3]) &&
-		           !(g_ascii_toupper(end[1]) == 'B' && !end[2])))
-			return -EINVAL;
-		shift = 10 * (unsigned)(u - units + 1);
-	}
-	if (shift && v > (UINT64_MAX >> shift))
-		return -EINVAL;
-	*ret = (uint64_t)v << shift;
-	return 0;
-}
-
 static bool selected(const char *path, char **paths)
 {
 	if (!paths || !*paths)

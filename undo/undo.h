@@ -20,9 +20,6 @@ int vr_undo_parse_operands(const char *project, int argc, char **argv, char **re
 int vr_undo_open(const char *cmd, const char *project, int argc, char **argv, VrJournal **ret_j,
                  const char **ret_root, char ***ret_paths);
 
-/* "1048576", "512K", "100M", "1G" (powers of 1024) → bytes. 0 or -EINVAL. */
-int vr_undo_parse_size(const char *s, uint64_t *ret);
-
 /* `vault-run changes`: prints one line per change; with DIFF, unified diffs of
  * text files. Exit status. */
 int vr_changes_print(VrJournal *j, const char *project, char **paths, bool diff);

@@ -20,13 +20,13 @@ static void test_memory(void **state)
 	assert_int_equal(v, 3ULL << 29);
 	assert_true(vr_limits_parse_memory("2gib", &v));
 	assert_int_equal(v, 2ULL << 30);
-	assert_true(vr_limits_parse_memory("2048kB", &v));
+	assert_true(vr_limits_parse_memory("2048KiB", &v));
 	assert_int_equal(v, 2048ULL << 10);
 	assert_true(vr_limits_parse_memory("1048576", &v));
 	assert_int_equal(v, 1048576);
 	assert_true(vr_limits_parse_memory("1T", &v));
 	assert_int_equal(v, 1ULL << 40);
-	const char *bad[] = {"", "M", "-1M", "0", "64X", "64MM", "64M ", " 64M", "1000", "512k", "nanG", "infG", "1e30", NULL};
+	const char *bad[] = {"", "M", "-1M", "0", "64X", "64MM", "64M ", " 64M", "1000", "512k", "nanG", "infG", "1e30", "2048kB", "64MB", NULL};
 	for (const char **b = bad; *b; b++) {
 		v = 7;
 		assert_false(vr_limits_parse_memory(*b, &v));
