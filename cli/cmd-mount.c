@@ -16,6 +16,7 @@
 #include "audit/sinks.h"
 #include "cli/commands.h"
 #include "run/dir-check.h"
+#include "run/view-settings.h"
 #include "common/exitcode.h"
 #include "common/size.h"
 #include "policy/config.h"
@@ -86,8 +87,8 @@ typedef struct {
 int vr_cmd_mount(int argc, char **argv)
 {
 	VrViewOptions opts;
-	const char *policy_file = NULL, *audit_path = NULL, *audit_level = NULL, *journal_dir = NULL;
-	const char *scan_mode = NULL, *scan_max_size = NULL, *audit_max_size = NULL, *audit_fail = NULL;
+	const char *policy_file = NULL, *audit_path = NULL, *journal_dir = NULL;
+	VrViewSettings given = {0};
 	g_autofree char *audit_list = NULL;
 	g_autoptr(GArray) rules = g_array_new(FALSE, FALSE, sizeof(CliRule));
 	int c;
@@ -113,9 +114,22 @@ int vr_cmd_mount(int argc, char **argv)
 			audit_path = audit_list;
 			break;
 		}
-		case OPT_AUDIT_MAX_SIZE: audit_max_size = optarg; break;
-		case OPT_AUDIT_FAIL: audit_fail = optarg; break;
-		case OPT_AUDIT_LEVEL: audit_level = optarg; break;
+		case OPT_AUDIT_MAX_SIZE:
+			if (!vr_config_parse_audit_max_size(optarg, &given.audit_max_size))
+				return fail("--audit-max-size: '%s' is not %s", optarg,
+				            vr_size_expected(optarg, VR_CONFIG_AUDIT_MAX_SIZE_SYNTAX));
+			given.audit_max_size_set = TRUE;
+			break;
+		case OPT_AUDIT_FAIL:
+			if (vr_audit_fail_parse(optarg) < 0)
+				return fail("--audit-fail: '%s' is not closed or open", optarg);
+			given.audit_fail = optarg;
+			break;
+		case OPT_AUDIT_LEVEL:
+			if (vr_audit_level_parse(optarg) < 0)
+				return fail("--audit-level: '%s' is not one of " VR_CONFIG_AUDIT_LEVELS, optarg);
+			given.audit_level = optarg;
+			break;
 		case OPT_ENTRY_TIMEOUT:
 			if (!parse_seconds(optarg, &opts.entry_timeout))
 				return fail("--entry-timeout: '%s' is not a number of seconds (0 to 86400)", optarg);
@@ -131,8 +145,17 @@ int vr_cmd_mount(int argc, char **argv)
 				return fail("--journal-max-size: '%s' is not %s", optarg,
 				            vr_size_expected(optarg, VR_SIZE_SYNTAX));
 			break;
-		case OPT_SCAN: scan_mode = optarg; break;
-		case OPT_SCAN_MAX_SIZE: scan_max_size = optarg; break;
+		case OPT_SCAN:
+			if (vr_view_scan_mode_parse(optarg) < 0)
+				return fail("--scan: '%s' is not one of " VR_CONFIG_SCAN_MODES, optarg);
+			given.scan_mode = optarg;
+			break;
+		case OPT_SCAN_MAX_SIZE:
+			if (!vr_config_parse_size(optarg, &given.scan_max_size))
+				return fail("--scan-max-size: '%s' is not %s", optarg,
+				            vr_size_expected(optarg, VR_CONFIG_SCAN_MAX_SIZE_SYNTAX));
+			given.scan_max_size_set = TRUE;
+			break;
 		case 'h': case OPT_HELP:
 			fputs(usage, stdout);
 			return VR_EXIT_OK;
@@ -162,32 +185,8 @@ int vr_cmd_mount(int argc, char **argv)
 
 	if (!audit_path)
 		audit_path = config->audit_path;
-	if (!audit_level)
-		audit_level = config->audit_level;
-	if (audit_level) {
-		int level = vr_audit_level_parse(audit_level);
-		if (level < 0)
-			return fail("--audit-level: '%s' is not one of denied, writes, reads, opens, all",
-			            audit_level);
-		opts.audit_level = (VrAuditLevel)level;
-	}
-	if (!scan_mode)
-		scan_mode = config->scan_mode;
-	if (scan_mode) {
-		int m = vr_view_scan_mode_parse(scan_mode);
-		if (m < 0)
-			return fail("--scan: '%s' is not one of mask, refuse, off", scan_mode);
-		opts.scan_mode = (VrViewScanMode)m;
-	}
-	if (scan_max_size) {
-		guint64 size;
-		if (!vr_config_parse_size(scan_max_size, &size))
-			return fail("--scan-max-size: '%s' is not %s", scan_max_size,
-			            vr_size_expected(scan_max_size, VR_CONFIG_SCAN_MAX_SIZE_SYNTAX));
-		opts.scan_max_size = size;
-	} else if (config->scan_max_size) {
-		opts.scan_max_size = config->scan_max_size;
-	}
+	/* As a run's daemons resolve them (run/view-settings.h). */
+	vr_view_settings_apply(&opts, &given, config);
 	opts.project = project;
 	opts.mountpoint = mountpoint;
 	opts.policy = config->policy;
@@ -204,17 +203,6 @@ int vr_cmd_mount(int argc, char **argv)
 		opts.audit_stderr = sinks.to_stderr;
 		opts.audit_syslog = sinks.to_syslog;
 	}
-	if (audit_max_size && !vr_config_parse_audit_max_size(audit_max_size, &opts.audit_max_size))
-		return fail("--audit-max-size: '%s' is not %s", audit_max_size,
-		            vr_size_expected(audit_max_size, VR_CONFIG_AUDIT_MAX_SIZE_SYNTAX));
-	if (!audit_max_size && config->audit_max_size_set)
-		opts.audit_max_size = config->audit_max_size;
-	if (!audit_fail)
-		audit_fail = config->audit_fail;
-	if (audit_fail && vr_audit_fail_parse(audit_fail) < 0)
-		return fail("--audit-fail: '%s' is not closed or open", audit_fail);
-	opts.audit_fail_open = vr_audit_fail_parse(audit_fail) == 1;
-	opts.scan_filter = config->scan_filter;
 	opts.foreground_signals = true;
 	if (journal_dir) {
 		/* A journal directory serves one run: made here (0700), its

@@ -174,8 +174,8 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 			return bad_value(error, name, a[0], VR_LIMITS_CPU_SYNTAX);
 		break;
 	case OPT_SCAN:
-		if (!g_strv_contains((const char *const[]){"mask", "refuse", "off", NULL}, a[0]))
-			return bad_value(error, name, a[0], "one of mask, refuse, off");
+		if (vr_config_scan_mode_parse(a[0]) < 0)
+			return bad_value(error, name, a[0], "one of " VR_CONFIG_SCAN_MODES);
 		set_str(&plan->scan_mode, a[0]);
 		break;
 	case OPT_ALLOW_HOME_PROJECT: plan->allow_home_project = TRUE; break;
@@ -268,8 +268,8 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 		set_str(&plan->audit_fail, a[0]);
 		break;
 	case OPT_AUDIT_LEVEL:
-		if (!g_strv_contains((const char *const[]){"denied", "writes", "reads", "opens", "all", NULL}, a[0]))
-			return bad_value(error, name, a[0], "one of denied, writes, reads, opens, all");
+		if (vr_config_audit_level_parse(a[0]) < 0)
+			return bad_value(error, name, a[0], "one of " VR_CONFIG_AUDIT_LEVELS);
 		set_str(&plan->audit_level, a[0]);
 		break;
 	case OPT_POLICY: set_str(&plan->policy_file, a[0]); break;

@@ -33,6 +33,7 @@
 #include "common/fd-util.h"
 #include "common/log.h"
 #include "fusefs/view-private.h"
+#include "policy/config.h"
 
 #define QUEUE_CAP 8192
 
@@ -84,11 +85,8 @@ static struct {
 
 int vr_audit_level_parse(const char *name)
 {
-	static const char *const names[] = {"denied", "writes", "reads", "opens", "all"};
-	for (int i = 0; name && i < (int)G_N_ELEMENTS(names); i++)
-		if (strcmp(name, names[i]) == 0)
-			return i;
-	return -1;
+	G_STATIC_ASSERT(VR_AUDIT_DENIED == 0 && VR_AUDIT_ALL == 4); /* the config's list's order */
+	return vr_config_audit_level_parse(name);
 }
 
 bool vr_audit_wants(VrAuditLevel level)

@@ -15,6 +15,7 @@
 #include "policy/scan.h"
 #include "policy/scan-filter.h"
 #include "fusefs/view-private.h"
+#include "policy/config.h"
 
 /* Past this many versions the cache starts again: a tree rewritten in a
  * loop must not grow the daemon without bound. Re-scanning is only slower. */
@@ -55,15 +56,8 @@ static void key_of(const struct stat *st, uint64_t dropped, VersionKey *k)
 
 int vr_view_scan_mode_parse(const char *name)
 {
-	if (!name)
-		return -1;
-	if (strcmp(name, "off") == 0)
-		return VR_VIEW_SCAN_OFF;
-	if (strcmp(name, "mask") == 0)
-		return VR_VIEW_SCAN_MASK;
-	if (strcmp(name, "refuse") == 0)
-		return VR_VIEW_SCAN_REFUSE;
-	return -1;
+	G_STATIC_ASSERT(VR_VIEW_SCAN_OFF == 0 && VR_VIEW_SCAN_MASK == 1 && VR_VIEW_SCAN_REFUSE == 2);
+	return vr_config_scan_mode_parse(name); /* the config's list */
 }
 
 void vr_content_scan_init(VrView *v)

@@ -297,11 +297,28 @@ static gboolean load_audit_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl
 	}
 	if (!get_string(kf, kl, name, &config->audit_level, error))
 		return FALSE;
-	const char *levels[] = {"denied", "writes", "reads", "opens", "all"};
-	for (gsize i = 0; i < G_N_ELEMENTS(levels); i++)
-		if (strcmp(config->audit_level, levels[i]) == 0)
-			return TRUE;
-	return fail(error, name, kl->line, "level = '%s'; expected denied, writes, reads, opens or all", config->audit_level);
+	if (vr_config_audit_level_parse(config->audit_level) >= 0)
+		return TRUE;
+	return fail(error, name, kl->line, "level = '%s'; expected one of " VR_CONFIG_AUDIT_LEVELS, config->audit_level);
+}
+
+/* The one list of each (the view's enums follow their order: fusefs/view.h). */
+static int index_of(const char *const *names, const char *name)
+{
+	for (int i = 0; name && names[i]; i++)
+		if (strcmp(name, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+int vr_config_audit_level_parse(const char *name)
+{
+	return index_of((const char *const[]){"denied", "writes", "reads", "opens", "all", NULL}, name);
+}
+
+int vr_config_scan_mode_parse(const char *name)
+{
+	return index_of((const char *const[]){"off", "mask", "refuse", NULL}, name);
 }
 
 /* A size (common/size.h) of at most 1 GiB. */
@@ -366,9 +383,8 @@ static gboolean load_view_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl,
 			return FALSE;
 		g_free(config->scan_mode_source);
 		config->scan_mode_source = g_strdup_printf("%s:%d", name, kl->line);
-		if (strcmp(config->scan_mode, "mask") != 0 && strcmp(config->scan_mode, "refuse") != 0 &&
-		    strcmp(config->scan_mode, "off") != 0)
-			return fail(error, name, kl->line, "scan = '%s'; expected mask, refuse or off", config->scan_mode);
+		if (vr_config_scan_mode_parse(config->scan_mode) < 0)
+			return fail(error, name, kl->line, "scan = '%s'; expected one of " VR_CONFIG_SCAN_MODES, config->scan_mode);
 		return TRUE;
 	}
 	g_autofree char *v = NULL;

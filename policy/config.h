@@ -63,6 +63,14 @@ gboolean vr_config_parse_size(const char *text, guint64 *ret);
  * "0" (no rotation: *ret = 0), or a size from 1K to 1G. */
 gboolean vr_config_parse_audit_max_size(const char *text, guint64 *ret);
 #define VR_CONFIG_AUDIT_MAX_SIZE_SYNTAX "a size from 1K to 1G such as 64M, or off"
+/* --audit-level and [audit] level: denied 0 .. all 4 (VrAuditLevel's
+ * order), -1 when unknown. The one list of them. */
+int vr_config_audit_level_parse(const char *name);
+#define VR_CONFIG_AUDIT_LEVELS "denied, writes, reads, opens, all"
+/* --scan and [view] scan: off 0, mask 1, refuse 2 (VrViewScanMode's
+ * order), -1 when unknown. */
+int vr_config_scan_mode_parse(const char *name);
+#define VR_CONFIG_SCAN_MODES "mask, refuse, off"
 /* The user config path ($XDG_CONFIG_HOME/vault-run/config); newly allocated. */
 char *vr_config_user_path(void);
 /* --env-file FILE[:PATTERN,...] and [sandbox] env-file, split: the last ':'

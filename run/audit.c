@@ -33,9 +33,6 @@ int vr_run_audit_open(VrRunAudit *a, const char *project, const VrRunPlan *plan,
 	}
 	a->to_stderr = sinks.to_stderr;
 	a->to_syslog = sinks.to_syslog;
-	a->max_size = plan->audit_max_size_set ? plan->audit_max_size
-	            : config->audit_max_size_set ? config->audit_max_size : VR_AUDIT_MAX_SIZE_DEFAULT;
-	a->fail_open = vr_audit_fail_parse(plan->audit_fail ? plan->audit_fail : config->audit_fail) == 1;
 	if (sinks.file) {
 		/* Opened here, as the user, before anything is mounted: the view
 		 * daemon only appends to it (run/audit-file.h says why). */
@@ -81,8 +78,6 @@ void vr_run_audit_view_options(const VrRunAudit *a, VrViewOptions *o)
 	o->audit_dir_fd = a->dir_fd;
 	o->audit_stderr = a->to_stderr;
 	o->audit_syslog = a->to_syslog;
-	o->audit_max_size = a->max_size;
-	o->audit_fail_open = a->fail_open;
 	/* The view lives in the supervisor's own mount namespace: if it stops
 	 * for the log, a dead mount keeps the project covered. */
 	o->audit_keep_mount = true;

@@ -19,8 +19,6 @@ typedef struct {
 	int log_fd;            /* the log: the created state-dir log or the opened FILE (O_APPEND|O_CLOEXEC), or -1 */
 	int dir_fd;            /* its directory (O_PATH), where the view rotates it, or -1 */
 	bool to_stderr, to_syslog;
-	uint64_t max_size;     /* rotation: bytes per part, 0 none */
-	bool fail_open;        /* --audit-fail=open */
 	int daemon_fd;         /* SOCK_SEQPACKET end the daemon reads (event_fd), or -1 */
 	int send_fd;           /* the end the supervisor and the proxy write, or -1 */
 	bool serving;          /* the daemon said "ready": it reads the socket (run-end waits for it) */

@@ -22,6 +22,7 @@
 #include "run/run-private.h"
 #include "run/secrets.h"
 #include "run/startup.h"
+#include "run/view-settings.h"
 
 /* Waits for pid with a deadline; SIGKILL after it. A pidfd makes the wait
  * wake the moment the child ends (a sleep loop cost ~50 ms per run). */
@@ -184,24 +185,19 @@ static void send_daemon_filter(int fd)
 	vr_seccomp_prog_free(&prog);
 }
 
-/* Options shared by every daemon of the run: who the agent is. */
+/* Options shared by every daemon of the run: who the agent is; the
+ * view's settings, resolved as `vault-run mount` resolves them. */
 static void view_options_base(VrViewOptions *o, const VrRun *r)
 {
 	vr_view_options_init(o);
+	const VrViewSettings given = vr_run_view_settings(r->plan);
+	vr_view_settings_apply(o, &given, r->config);
 	o->allow_other = true;
 	if (r->id.host_root) {
 		o->present_uid = r->agent_uid;
 		o->present_gid = r->agent_gid;
 	}
 	o->foreground_signals = true;
-}
-
-/* The audit level the run asked for (--audit-level, else the config's). */
-static void view_audit_level(const VrRun *r, VrViewOptions *o)
-{
-	const char *level = r->plan->audit_level ? r->plan->audit_level : r->config->audit_level;
-	if (level && vr_audit_level_parse(level) >= 0)
-		o->audit_level = (VrAuditLevel)vr_audit_level_parse(level);
 }
 
 /* The project's view: the run's log, its event socket, its journal. */
@@ -215,7 +211,6 @@ static pid_t start_view(VrRun *r, int *ready_fd, int *filter_fd)
 	o.mountpoint = r->project;
 	o.agent_root = plan->mount_at; /* where the sandbox sees it: what its .git files name */
 	o.policy = r->config->policy;
-	vr_run_scan_options(&o, plan, r->config);
 	o.audit_path = audit->view_path;
 	/* The state-dir log was created O_EXCL by us: the daemon appends to
 	 * that very file rather than reopening a path. */
@@ -223,7 +218,6 @@ static pid_t start_view(VrRun *r, int *ready_fd, int *filter_fd)
 	o.run_id = audit->run_id;
 	o.event_fd = audit->daemon_fd;
 	vr_run_audit_view_options(audit, &o);
-	view_audit_level(r, &o);
 	/* The undo journal (docs/undo.md): <run-id>.journal next to the log.
 	 * Without it the run still goes on: a journal is a convenience. */
 	if (!plan->journal_off && vr_journal_dir_create(r->project, audit->run_id, &o.journal_dir_fd) == 0)
@@ -253,12 +247,9 @@ static pid_t start_extra_view(VrExtraView *e, const VrRun *r, int *filter_fd)
 	o.policy = e->policy;
 	if (e->guarded)
 		o.scan_mode = VR_VIEW_SCAN_OFF;
-	else
-		vr_run_scan_options(&o, r->plan, r->config);
 	o.run_id = audit->run_id;
 	o.audit_forward_fd = audit->send_fd;
 	o.audit_root = e->root;
-	view_audit_level(r, &o);
 	e->pid = start_daemon(&o, (const int[]){audit->daemon_fd, audit->log_fd, audit->dir_fd, -1}, true,
 	                      &e->ready_fd, filter_fd);
 	close(e->root_fd); /* the daemon has it */

@@ -3,22 +3,14 @@
 
 #include "common/log.h"
 #include "run/audit.h"
-
-void vr_run_scan_options(VrViewOptions *o, const VrRunPlan *plan, const VrConfig *config)
-{
-	/* Both were validated where they were read (cli/run-options.c, config.c). */
-	const char *mode = plan && plan->scan_mode ? plan->scan_mode : config->scan_mode;
-	if (mode && vr_view_scan_mode_parse(mode) >= 0)
-		o->scan_mode = (VrViewScanMode)vr_view_scan_mode_parse(mode);
-	if (config->scan_max_size)
-		o->scan_max_size = config->scan_max_size;
-	o->scan_filter = config->scan_filter;
-}
+#include "run/view-settings.h"
 
 void vr_run_history_scan(VrGitScan *scan, const VrRunPlan *plan, const VrConfig *config)
 {
+	/* As the run's view will scan (its audit settings are not used here). */
 	VrViewOptions o = {.scan_mode = VR_VIEW_SCAN_MASK, .scan_max_size = VR_VIEW_SCAN_MAX_SIZE_DEFAULT};
-	vr_run_scan_options(&o, plan, config);
+	const VrViewSettings given = vr_run_view_settings(plan);
+	vr_view_settings_apply(&o, &given, config);
 	*scan = (VrGitScan){o.scan_mode != VR_VIEW_SCAN_OFF, o.scan_max_size, o.scan_filter};
 }
 

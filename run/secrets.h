@@ -7,10 +7,6 @@
 #include "run/git-history.h"
 #include "fusefs/view.h"
 
-/* Fills o's scan_mode, scan_max_size and scan_filter: the command line's
- * --scan (plan may be NULL), else the config's, else the view's defaults. */
-void vr_run_scan_options(VrViewOptions *o, const VrRunPlan *plan, const VrConfig *config);
-
 /* What the run's view masks by content (plan's --scan, else config's; plan
  * may be NULL), for the git history check. */
 void vr_run_history_scan(VrGitScan *scan, const VrRunPlan *plan, const VrConfig *config);

@@ -111,7 +111,7 @@ static void test_bad(void **state)
 	expect_error("[sandbox]\nnet=allow=a;bogus\n", VR_SOURCE_USER, "cfg:2:", "allow-localhost=PORT");
 	expect_error("[sandbox]\nnet=host;allow-private\n", VR_SOURCE_USER, "cfg:2:", "expected none, host");
 	expect_error("[sandbox]\nsetenv=NOVALUE\n", VR_SOURCE_USER, "cfg:2:", "expected NAME=VALUE");
-	expect_error("[audit]\nlevel=loud\n", VR_SOURCE_USER, "cfg:2:", "expected denied");
+	expect_error("[audit]\nlevel=loud\n", VR_SOURCE_USER, "cfg:2:", "expected one of denied");
 	expect_error("[audit]\nmax-size = 100\n", VR_SOURCE_USER, "cfg:2:", "expected a size from 1K to 1G");
 	expect_error("[audit]\nfail = maybe\n", VR_SOURCE_USER, "cfg:2:", "expected closed or open");
 	expect_error("[audit]\nfail = open\n", VR_SOURCE_PROJECT, "proj/.vault-run:1:", "not allowed in a project");
