@@ -9,7 +9,9 @@
 #include <glib.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "common/exitcode.h"
+#include "common/log.h"
 #include "policy/config.h"
 
 static const char starter[] =
@@ -161,41 +163,43 @@ static int show(const char *project, const char *policy_file)
 	return VR_EXIT_OK;
 }
 
-static int usage(FILE *out, int status)
-{
-	fprintf(out, "Usage: vault-run config init [--force]\n"
-	             "       vault-run config show [--project DIR] [--policy FILE]\n"
-	             "init writes a commented starter %s; show prints the merged configuration.\n",
-	        "$XDG_CONFIG_HOME/vault-run/config");
-	return status;
-}
+static const char usage_text[] =
+	"Usage: vault-run config init [--force]\n"
+	"       vault-run config show [--project DIR] [--policy FILE]\n"
+	"init writes a commented starter $XDG_CONFIG_HOME/vault-run/config; show prints the merged configuration.\n";
 
 int vr_cmd_config(int argc, char **argv)
 {
-	if (argc < 2)
-		return usage(stderr, VR_EXIT_ERROR);
-	const char *verb = argv[1];
-	if (strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0)
-		return usage(stdout, VR_EXIT_OK);
-	if (strcmp(verb, "init") == 0) {
-		if (argc == 2)
-			return init(FALSE);
-		if (argc == 3 && strcmp(argv[2], "--force") == 0)
-			return init(TRUE);
-	} else if (strcmp(verb, "show") == 0) {
-		const char *project = ".", *policy = NULL;
-		int i = 2;
-		for (; i + 1 < argc; i += 2) {
-			if (strcmp(argv[i], "--project") == 0)
-				project = argv[i + 1];
-			else if (strcmp(argv[i], "--policy") == 0)
-				policy = argv[i + 1];
-			else
-				break;
-		}
-		if (i == argc)
-			return show(project, policy);
+	if (argc < 2) {
+		fputs(usage_text, stderr);
+		return VR_EXIT_ERROR;
 	}
-	fprintf(stderr, "vault-run: config: unexpected '%s'; see vault-run config --help\n", argv[argc - 1]);
-	return VR_EXIT_ERROR;
+	const char *verb = argv[1];
+	if (strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0) {
+		fputs(usage_text, stdout);
+		return VR_EXIT_OK;
+	}
+	gboolean force = FALSE;
+	g_autofree char *project = NULL, *policy = NULL;
+	const GOptionEntry init_entries[] = {{"force", 0, 0, G_OPTION_ARG_NONE, &force, NULL, NULL}, {NULL}};
+	const GOptionEntry show_entries[] = {
+		{"project", 0, 0, G_OPTION_ARG_FILENAME, &project, NULL, NULL},
+		{"policy", 0, 0, G_OPTION_ARG_FILENAME, &policy, NULL, NULL},
+		{NULL},
+	};
+	gboolean init_verb = strcmp(verb, "init") == 0;
+	if (!init_verb && strcmp(verb, "show") != 0) {
+		vr_error("config: unexpected '%s'; see vault-run config --help", verb);
+		return VR_EXIT_ERROR;
+	}
+	const VrCliOptions o = {"config", init_verb ? init_entries : show_entries, FALSE, NULL};
+	int n = argc - 1, status;
+	char **args = argv + 1;
+	if (!vr_cli_options_parse(&o, usage_text, &n, &args, &status))
+		return status;
+	if (n > 1) {
+		vr_error("config: unexpected '%s'; see vault-run config --help", args[1]);
+		return VR_EXIT_ERROR;
+	}
+	return init_verb ? init(force) : show(project ? project : ".", policy);
 }

@@ -15,6 +15,8 @@
 #include <glib.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "common/log.h"
 #include "common/exitcode.h"
 #include "run/cgroup.h"
 #include "policy/config.h"
@@ -86,22 +88,22 @@ static gboolean doctor_project(const char *project)
 	return clean;
 }
 
+static const char usage[] =
+	"Usage: vault-run doctor [--project DIR]\nChecks user namespaces, /dev/fuse, fusermount3, "
+	"seccomp, Landlock and the cgroup for limits; exit 0 when a sandbox can run.\n"
+	"With --project: also whether DIR's git repository holds files the policy hides\n"
+	"(exit 1 when it does).\n";
+
 int vr_cmd_doctor(int argc, char **argv)
 {
-	const char *project = NULL;
-	if (argc == 3 && strcmp(argv[1], "--project") == 0) {
-		project = argv[2];
-	} else if (argc == 2 && g_str_has_prefix(argv[1], "--project=")) {
-		project = argv[1] + strlen("--project=");
-	} else if (argc > 1) {
-		if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-			printf("Usage: vault-run doctor [--project DIR]\nChecks user namespaces, /dev/fuse, fusermount3, "
-			       "seccomp, Landlock and the cgroup for limits; exit 0 when a sandbox can run.\n"
-			       "With --project: also whether DIR's git repository holds files the policy hides\n"
-			       "(exit 1 when it does).\n");
-			return VR_EXIT_OK;
-		}
-		fprintf(stderr, "vault-run: doctor takes only --project DIR; see vault-run doctor --help\n");
+	g_autofree char *project = NULL;
+	const GOptionEntry entries[] = {{"project", 0, 0, G_OPTION_ARG_FILENAME, &project, NULL, NULL}, {NULL}};
+	const VrCliOptions o = {"doctor", entries, FALSE, NULL};
+	int status;
+	if (!vr_cli_options_parse(&o, usage, &argc, &argv, &status))
+		return status;
+	if (argc > 1) {
+		vr_error("doctor takes only --project DIR; see vault-run doctor --help");
 		return VR_EXIT_ERROR;
 	}
 	color = isatty(STDOUT_FILENO) && !g_getenv("NO_COLOR");

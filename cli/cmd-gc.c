@@ -4,7 +4,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,8 @@
 #include <glib.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
+#include "common/log.h"
 #include "common/exitcode.h"
 #include "audit/state-dir.h"
 
@@ -131,42 +132,30 @@ static int gc_all(int bfd, const char *base, time_t cutoff, bool dry_run, unsign
 
 int vr_cmd_gc(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"project", required_argument, NULL, 'p'},
-		{"all", no_argument, NULL, 'a'},
-		{"older-than", required_argument, NULL, 'o'},
-		{"dry-run", no_argument, NULL, 'n'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	g_autofree char *project = NULL, *older = NULL;
+	gboolean all = FALSE, dry_run = FALSE;
+	const GOptionEntry entries[] = {
+		{"project", 0, 0, G_OPTION_ARG_FILENAME, &project, NULL, NULL},
+		{"all", 0, 0, G_OPTION_ARG_NONE, &all, NULL, NULL},
+		{"older-than", 0, 0, G_OPTION_ARG_STRING, &older, NULL, NULL},
+		{"dry-run", 'n', 0, G_OPTION_ARG_NONE, &dry_run, NULL, NULL},
+		{NULL},
 	};
-	const char *project = NULL;
-	bool all = false, dry_run = false;
+	const VrCliOptions o = {"gc", entries, TRUE, NULL};
+	int status;
+	if (!vr_cli_options_parse(&o, usage, &argc, &argv, &status))
+		return status;
 	double days = 14;
-	int c;
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+nh", longopts, NULL)) != -1) {
+	if (older) {
 		char *end;
-		switch (c) {
-		case 'p': project = optarg; break;
-		case 'a': all = true; break;
-		case 'n': dry_run = true; break;
-		case 'o':
-			days = g_ascii_strtod(optarg, &end);
-			if (!*optarg || *end || days < 0 || days > 36500) {
-				fprintf(stderr, "vault-run: gc: --older-than: '%s' is not a number of days\n", optarg);
-				return VR_EXIT_ERROR;
-			}
-			break;
-		case 'h': fputs(usage, stdout); return VR_EXIT_OK;
-		default:
-			fprintf(stderr, "vault-run: gc: unknown option or missing value in '%s' (see vault-run gc --help)\n",
-			        argv[optind - 1]);
+		days = g_ascii_strtod(older, &end);
+		if (!*older || *end || days < 0 || days > 36500) {
+			vr_error("gc: --older-than: '%s' is not a number of days", older);
 			return VR_EXIT_ERROR;
 		}
 	}
-	if (optind != argc) {
-		fprintf(stderr, "vault-run: gc: unexpected argument '%s'\n", argv[optind]);
+	if (argc > 1) {
+		vr_error("gc: unexpected argument '%s'", argv[1]);
 		return VR_EXIT_ERROR;
 	}
 	time_t cutoff = time(NULL) - (time_t)(days * 86400);

@@ -1,6 +1,5 @@
 /* vault-run policy explain|show — why a path is hidden, and the merged rules.
  * Thin: options become a VrConfig (policy/config.h), which decides. */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -8,6 +7,7 @@
 #include <glib.h>
 
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "common/exitcode.h"
 #include "common/log.h"
 #include "policy/config.h"
@@ -32,11 +32,6 @@ static const char usage[] =
 	"\n"
 	"Rules come from: built-ins, $XDG_CONFIG_HOME/vault-run/config, the project's\n"
 	".vault-run, --policy FILE, then these options. See docs/policy.md.\n";
-
-typedef struct {
-	VrRuleKind kind;
-	char *pattern;
-} CliRule;
 
 /* Canonical relative path: no "./", no "//", no trailing '/' (which sets
  * *is_dir). NULL for what is not a path inside the project. */
@@ -131,17 +126,6 @@ static int show(VrConfig *config)
 
 int vr_cmd_policy(int argc, char **argv)
 {
-	enum { OPT_PROJECT = 1000, OPT_POLICY, OPT_HIDE, OPT_READONLY, OPT_REDACT, OPT_SHOW };
-	static const struct option options[] = {
-		{"project", required_argument, NULL, OPT_PROJECT},
-		{"policy", required_argument, NULL, OPT_POLICY},
-		{"hide", required_argument, NULL, OPT_HIDE},
-		{"readonly", required_argument, NULL, OPT_READONLY},
-		{"redact", required_argument, NULL, OPT_REDACT},
-		{"show", required_argument, NULL, OPT_SHOW},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return VR_EXIT_ERROR;
@@ -157,39 +141,22 @@ int vr_cmd_policy(int argc, char **argv)
 		return VR_EXIT_ERROR;
 	}
 
-	const char *project = ".", *policy_file = NULL;
-	g_autoptr(GArray) cli = g_array_new(FALSE, FALSE, sizeof(CliRule));
-	int c;
-	optind = 0; /* a fresh getopt scan over the subcommand's own arguments */
-	opterr = 0;
-	while ((c = getopt_long(argc - 1, argv + 1, "h", options, NULL)) != -1) {
-		switch (c) {
-		case OPT_PROJECT:
-			project = optarg;
-			break;
-		case OPT_POLICY:
-			policy_file = optarg;
-			break;
-		case OPT_HIDE:
-		case OPT_READONLY:
-		case OPT_REDACT:
-		case OPT_SHOW: {
-			static const VrRuleKind kinds[] = {VR_RULE_HIDE, VR_RULE_READONLY, VR_RULE_REDACT,
-			                                   VR_RULE_SHOW};
-			CliRule r = {kinds[c - OPT_HIDE], optarg};
-			g_array_append_val(cli, r);
-			break;
-		}
-		case 'h':
-			fputs(usage, stdout);
-			return VR_EXIT_OK;
-		default:
-			vr_error("policy %s: bad option '%s'; see vault-run policy --help", sub,
-			         argv[optind] ? argv[optind] : "?");
-			return VR_EXIT_ERROR;
-		}
-	}
-	int first = optind + 1, npaths = argc - first;
+	g_autofree char *project_opt = NULL, *policy_file = NULL;
+	g_autoptr(GArray) cli = vr_cli_rules_new();
+	const GOptionEntry entries[] = {
+		{"project", 0, 0, G_OPTION_ARG_FILENAME, &project_opt, NULL, NULL},
+		{"policy", 0, 0, G_OPTION_ARG_FILENAME, &policy_file, NULL, NULL},
+		VR_CLI_RULE_ENTRIES,
+		{NULL},
+	};
+	g_autofree char *cmd = g_strdup_printf("policy %s", sub);
+	const VrCliOptions o = {cmd, entries, FALSE, cli};
+	int status;
+	argc--, argv++; /* the verb is the parse's argv[0] */
+	if (!vr_cli_options_parse(&o, usage, &argc, &argv, &status))
+		return status;
+	const char *project = project_opt ? project_opt : ".";
+	int first = 1, npaths = argc - first;
 	if (is_explain && npaths <= 0) {
 		vr_error("policy explain: no PATH given; expected one or more project paths");
 		return VR_EXIT_ERROR;
@@ -211,13 +178,9 @@ int vr_cmd_policy(int argc, char **argv)
 		vr_error("%s", error->message);
 		return VR_EXIT_ERROR;
 	}
-	for (guint i = 0; i < cli->len; i++) {
-		CliRule *r = &g_array_index(cli, CliRule, i);
-		if (!vr_policy_add(config->policy, r->kind, r->pattern, "command line", (int)i + 1,
-		                   FALSE, &error)) {
-			vr_error("%s", error->message);
-			return VR_EXIT_ERROR;
-		}
+	if (!vr_cli_rules_add(cli, config->policy, &error)) {
+		vr_error("%s", error->message);
+		return VR_EXIT_ERROR;
 	}
 	return is_explain ? explain(config, project, npaths, argv + first) : show(config);
 }

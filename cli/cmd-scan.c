@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,6 +12,7 @@
 
 #include "audit/json.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "common/exitcode.h"
 #include "common/log.h"
 #include "policy/config.h"
@@ -245,29 +245,21 @@ static char *relative_to(const char *project_real, const char *path)
 
 int vr_cmd_scan(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"json", no_argument, NULL, 'j'},
-		{"project", required_argument, NULL, 'p'},
-		{"rules", no_argument, NULL, 'r'},
-		{"all", no_argument, NULL, 'a'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	ScanRun run = {0};
-	const char *project = ".";
+	g_autofree char *project_opt = NULL;
 	gboolean list_rules = FALSE, all = FALSE;
-	int c;
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'j': run.json = TRUE; break;
-		case 'p': project = optarg; break;
-		case 'r': list_rules = TRUE; break;
-		case 'a': all = TRUE; break;
-		case 'h': fputs(usage, stdout); return VR_EXIT_OK;
-		default: fputs(usage, stderr); return VR_EXIT_ERROR;
-		}
-	}
+	const GOptionEntry entries[] = {
+		{"json", 0, 0, G_OPTION_ARG_NONE, &run.json, NULL, NULL},
+		{"project", 0, 0, G_OPTION_ARG_FILENAME, &project_opt, NULL, NULL},
+		{"rules", 0, 0, G_OPTION_ARG_NONE, &list_rules, NULL, NULL},
+		{"all", 0, 0, G_OPTION_ARG_NONE, &all, NULL, NULL},
+		{NULL},
+	};
+	const VrCliOptions o = {"scan", entries, TRUE, NULL};
+	int status;
+	if (!vr_cli_options_parse(&o, usage, &argc, &argv, &status))
+		return status;
+	const char *project = project_opt ? project_opt : ".";
 	if (list_rules) {
 		size_t n;
 		const VrScanRule *rules = vr_scan_rules(&n);
@@ -285,9 +277,9 @@ int vr_cmd_scan(int argc, char **argv)
 	}
 	run.filter = all ? NULL : config->scan_filter;
 	g_autofree char *project_real = realpath(project, NULL);
-	if (optind == argc)
+	if (argc == 1)
 		scan_at(&run, AT_FDCWD, project, project, "", 0, 0);
-	for (int i = optind; i < argc; i++) {
+	for (int i = 1; i < argc; i++) {
 		g_autofree char *rel = relative_to(project_real, argv[i]);
 		scan_at(&run, AT_FDCWD, argv[i], argv[i], rel, 0, 0);
 	}

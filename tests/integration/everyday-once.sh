@@ -20,6 +20,12 @@ vr_check_not "config init does not overwrite" "$VR" config init
 printf '[policy]\nhide = secret.txt\n[sandbox]\nnet = host\n' >"$T/config/vault-run/config"
 "$VR" config show >"$T/show"
 vr_check "config show prints merged settings" grep -q 'net *host' "$T/show"
+# Subcommands take --opt=VALUE as well as --opt VALUE (GOptionContext).
+mkdir -p "$T/p"; printf '[policy]\nhide = extra.txt\n' >"$T/extra.conf"
+vr_check "config show --project=DIR --policy=FILE" bash -c "'$VR' config show --project='$T/p' --policy='$T/extra.conf' | grep -q '$T/extra.conf'"
+vr_check "policy explain --project=DIR --hide=PATTERN" bash -c "'$VR' policy explain --project='$T/p' --hide=x.log x.log | grep -q 'x.log: hidden'"
+vr_check "doctor --project=DIR is accepted" bash -c "'$VR' doctor --project='$T/p' >/dev/null; test \$? -ne 125"
+vr_check_not "an unknown subcommand option is refused" "$VR" gc --no-such-option
 printf '[policy]\nhidee = x\n' >"$T/config/vault-run/config"
 err=$("$VR" config show 2>&1) && st=0 || st=$?
 vr_check "broken config: exit 125" test "$st" = 125
