@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +27,7 @@
 #include "audit/summary.h"
 #include "audit/verify.h"
 #include "cli/commands.h"
+#include "cli/options.h"
 #include "common/exitcode.h"
 #include "common/log.h"
 #include "audit/state-dir.h"
@@ -55,33 +55,30 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
-static void usage(FILE *out)
-{
-	fputs("Usage: vault-run audit [OPTIONS] [LOG|RUN-ID]\n"
-	      "       vault-run audit list [--project DIR] [--json]\n"
-	      "       vault-run audit verify [LOG|RUN-ID] [--expect HASH] [--project DIR]\n"
-	      "       vault-run audit dir [--project DIR]\n"
-	      "\n"
-	      "Shows a run's audit log: by default the summary of the latest run of the\n"
-	      "project in the current directory.\n"
-	      "\n"
-	      "  --project DIR   the project whose runs to look at (default: .)\n"
-	      "  --summary       the summary table (default without filters)\n"
-	      "  --json          JSON Lines: the matching records, or the summary as one object\n"
-	      "  --denied        only refused attempts\n"
-	      "  --writes        only changes (write, create, unlink, rename, setattr…)\n"
-	      "  --path GLOB     only paths matching GLOB ('*' crosses '/'; a GLOB without\n"
-	      "                  '/' also matches the base name); repeatable\n"
-	      "  --op OP[,OP]    only these ops (open, read, close, create, connect…)\n"
-	      "  --pid N         only records of process N\n"
-	      "  --since TIME    RFC 3339, or 10m / 2h / 1d ago, or +5m after the run's start\n"
-	      "  --until TIME    same forms\n"
-	      "  -f, --follow    keep reading a live log (until its run-end, or Ctrl-C)\n"
-	      "  --all           list every file in the summary (default: 20 per list)\n"
-	      "  --verify        check the hash chain (same as 'audit verify')\n"
-	      "  --expect HASH   with --verify: the final hash the log must end with\n",
-	      out);
-}
+static const char usage_text[] =
+	"Usage: vault-run audit [OPTIONS] [LOG|RUN-ID]\n"
+	"       vault-run audit list [--project DIR] [--json]\n"
+	"       vault-run audit verify [LOG|RUN-ID] [--expect HASH] [--project DIR]\n"
+	"       vault-run audit dir [--project DIR]\n"
+	"\n"
+	"Shows a run's audit log: by default the summary of the latest run of the\n"
+	"project in the current directory.\n"
+	"\n"
+	"  --project DIR   the project whose runs to look at (default: .)\n"
+	"  --summary       the summary table (default without filters)\n"
+	"  --json          JSON Lines: the matching records, or the summary as one object\n"
+	"  --denied        only refused attempts\n"
+	"  --writes        only changes (write, create, unlink, rename, setattr…)\n"
+	"  --path GLOB     only paths matching GLOB ('*' crosses '/'; a GLOB without\n"
+	"                  '/' also matches the base name); repeatable\n"
+	"  --op OP[,OP]    only these ops (open, read, close, create, connect…)\n"
+	"  --pid N         only records of process N\n"
+	"  --since TIME    RFC 3339, or 10m / 2h / 1d ago, or +5m after the run's start\n"
+	"  --until TIME    same forms\n"
+	"  -f, --follow    keep reading a live log (until its run-end, or Ctrl-C)\n"
+	"  --all           list every file in the summary (default: 20 per list)\n"
+	"  --verify        check the hash chain (same as 'audit verify')\n"
+	"  --expect HASH   with --verify: the final hash the log must end with\n";
 
 static bool matches(const Options *o, const VrAuditRecord *r, int64_t first_us)
 {
@@ -704,122 +701,145 @@ static char **append_split(char **list, const char *arg, const char *sep)
 	return r;
 }
 
+/* What the command line said, as text until checked. */
+typedef struct {
+	char *project, *pid, *since, *until, *expect;
+	char **paths, **ops;
+	gboolean summary, json, denied, writes, follow, verify, all;
+} AuditArgs;
+
+static void audit_args_clear(AuditArgs *a)
+{
+	g_free(a->project);
+	g_free(a->pid);
+	g_free(a->since);
+	g_free(a->until);
+	g_free(a->expect);
+	g_strfreev(a->paths);
+	g_strfreev(a->ops);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(AuditArgs, audit_args_clear)
+
+/* Strict, as getopt's "+" was: the LOG ends the options. */
+static gboolean parse_args(AuditArgs *a, int *argc, char ***argv, int *ret_status)
+{
+	const GOptionEntry entries[] = {
+		{"project", 0, 0, G_OPTION_ARG_FILENAME, &a->project, NULL, NULL},
+		{"summary", 0, 0, G_OPTION_ARG_NONE, &a->summary, NULL, NULL},
+		{"json", 0, 0, G_OPTION_ARG_NONE, &a->json, NULL, NULL},
+		{"denied", 0, 0, G_OPTION_ARG_NONE, &a->denied, NULL, NULL},
+		{"writes", 0, 0, G_OPTION_ARG_NONE, &a->writes, NULL, NULL},
+		{"path", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->paths, NULL, NULL},
+		{"op", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->ops, NULL, NULL},
+		{"pid", 0, 0, G_OPTION_ARG_STRING, &a->pid, NULL, NULL},
+		{"since", 0, 0, G_OPTION_ARG_STRING, &a->since, NULL, NULL},
+		{"until", 0, 0, G_OPTION_ARG_STRING, &a->until, NULL, NULL},
+		{"follow", 'f', 0, G_OPTION_ARG_NONE, &a->follow, NULL, NULL},
+		{"verify", 0, 0, G_OPTION_ARG_NONE, &a->verify, NULL, NULL},
+		{"expect", 0, 0, G_OPTION_ARG_STRING, &a->expect, NULL, NULL},
+		{"all", 0, 0, G_OPTION_ARG_NONE, &a->all, NULL, NULL},
+		{NULL},
+	};
+	const VrCliOptions o = {"audit", entries, TRUE, NULL};
+	return vr_cli_options_parse(&o, usage_text, argc, argv, ret_status);
+}
+
+static bool parse_time(const char *opt, const char *arg, int64_t now, int64_t *ret, bool *ret_rel)
+{
+	if (!arg || vr_audit_parse_time_arg(arg, now, ret, ret_rel) == 0)
+		return true;
+	vr_error("%s: '%s' is not a time (RFC 3339, 10m, 2h, 1d, or +5m after the start)", opt, arg);
+	return false;
+}
+
+/* The filters and views A asks for, checked, into O (whose strings stay A's). */
+static bool options_from_args(const AuditArgs *a, Options *o)
+{
+	o->project = a->project ? a->project : ".";
+	o->json = a->json;
+	o->denied = a->denied;
+	o->writes = a->writes;
+	o->follow = a->follow;
+	o->verify = o->verify || a->verify;
+	o->expect = a->expect;
+	o->limit = a->all ? 0 : 20;
+	for (char **p = a->paths; p && *p; p++)
+		o->globs = append_split(o->globs, *p, NULL);
+	for (char **p = a->ops; p && *p; p++)
+		o->ops = append_split(o->ops, *p, ",");
+	o->since_arg = a->since;
+	o->until_arg = a->until;
+	o->filtering = a->denied || a->writes || a->paths || a->ops || a->pid || a->since || a->until;
+	if (a->pid) {
+		char *end;
+		errno = 0;
+		long long v = strtoll(a->pid, &end, 10);
+		if (errno || !*a->pid || *end || v < 0) {
+			vr_error("--pid: '%s' is not a process id", a->pid);
+			return false;
+		}
+		o->pid = v;
+	}
+	int64_t now = g_get_real_time();
+	if (!parse_time("--since", a->since, now, &o->since, &o->since_rel) ||
+	    !parse_time("--until", a->until, now, &o->until, &o->until_rel))
+		return false;
+	if (o->expect && !o->verify) {
+		vr_error("--expect goes with --verify");
+		return false;
+	}
+	/* The summary is the default view; filters, --json or --follow alone
+	 * ask for the records themselves. */
+	o->summary = a->summary || (!o->filtering && !o->json && !o->follow);
+	if (o->follow && a->summary) {
+		vr_error("--follow prints records as they come; it does not go with --summary");
+		return false;
+	}
+	return true;
+}
+
+/* `audit list|dir`, or a log's summary, records or verification. */
+static int run_audit(Options *o, const char *sub, int n_operands, char **operands)
+{
+	if (sub && strcmp(sub, "list") == 0) {
+		if (n_operands > 0) {
+			vr_error("audit list takes no LOG (it lists the runs of --project)");
+			return VR_EXIT_ERROR;
+		}
+		return do_list(o);
+	}
+	if (sub && strcmp(sub, "dir") == 0)
+		return do_dir(o);
+	if (n_operands > 1) {
+		vr_error("audit takes one LOG or RUN-ID (got %d)", n_operands);
+		fputs(usage_text, stderr);
+		return VR_EXIT_ERROR;
+	}
+	g_autofree char *path = NULL;
+	if (resolve_log(o, n_operands ? operands[0] : NULL, &path) < 0)
+		return VR_EXIT_ERROR;
+	if (o->verify)
+		return do_verify(o, path);
+	if (o->follow)
+		return follow_log(o, path);
+	return read_log(o, path);
+}
+
 int vr_cmd_audit(int argc, char **argv)
 {
-	enum { OPT_PROJECT = 256, OPT_SUMMARY, OPT_JSON, OPT_DENIED, OPT_WRITES, OPT_PATH, OPT_OP,
-	       OPT_PID, OPT_SINCE, OPT_UNTIL, OPT_VERIFY, OPT_EXPECT, OPT_ALL };
-	static const struct option longopts[] = {
-		{"project", required_argument, NULL, OPT_PROJECT},
-		{"summary", no_argument, NULL, OPT_SUMMARY},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"denied", no_argument, NULL, OPT_DENIED},
-		{"writes", no_argument, NULL, OPT_WRITES},
-		{"path", required_argument, NULL, OPT_PATH},
-		{"op", required_argument, NULL, OPT_OP},
-		{"pid", required_argument, NULL, OPT_PID},
-		{"since", required_argument, NULL, OPT_SINCE},
-		{"until", required_argument, NULL, OPT_UNTIL},
-		{"follow", no_argument, NULL, 'f'},
-		{"verify", no_argument, NULL, OPT_VERIFY},
-		{"expect", required_argument, NULL, OPT_EXPECT},
-		{"all", no_argument, NULL, OPT_ALL},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	Options o = {.project = ".", .pid = -1, .since = INT64_MIN, .until = INT64_MAX, .limit = 20};
-	bool summary_flag = false;
 	const char *sub = NULL;
-	int status = VR_EXIT_ERROR;
-	g_autofree char *path = NULL;
-
 	if (argc > 1 && (strcmp(argv[1], "list") == 0 || strcmp(argv[1], "verify") == 0 ||
 	                 strcmp(argv[1], "dir") == 0)) {
 		sub = argv[1];
 		argc--;
 		argv++;
 	}
-	optind = 1;
-	int c;
-	while ((c = getopt_long(argc, argv, "+fh", longopts, NULL)) != -1) {
-		switch (c) {
-		case OPT_PROJECT: o.project = optarg; break;
-		case OPT_SUMMARY: summary_flag = true; break;
-		case OPT_JSON: o.json = true; break;
-		case OPT_DENIED: o.denied = o.filtering = true; break;
-		case OPT_WRITES: o.writes = o.filtering = true; break;
-		case OPT_PATH: o.globs = append_split(o.globs, optarg, NULL); o.filtering = true; break;
-		case OPT_OP: o.ops = append_split(o.ops, optarg, ","); o.filtering = true; break;
-		case OPT_PID: {
-			char *end;
-			errno = 0;
-			long long v = strtoll(optarg, &end, 10);
-			if (errno || *end || v < 0) {
-				vr_error("--pid: '%s' is not a process id", optarg);
-				goto out;
-			}
-			o.pid = v;
-			o.filtering = true;
-			break;
-		}
-		case OPT_SINCE: o.since_arg = optarg; o.filtering = true; break;
-		case OPT_UNTIL: o.until_arg = optarg; o.filtering = true; break;
-		case 'f': o.follow = true; break;
-		case OPT_VERIFY: o.verify = true; break;
-		case OPT_EXPECT: o.expect = optarg; break;
-		case OPT_ALL: o.limit = 0; break;
-		case 'h': usage(stdout); status = VR_EXIT_OK; goto out;
-		default: usage(stderr); goto out;
-		}
-	}
-	if (sub && strcmp(sub, "verify") == 0)
-		o.verify = true;
-	int64_t now = g_get_real_time();
-	if (o.since_arg && vr_audit_parse_time_arg(o.since_arg, now, &o.since, &o.since_rel) < 0) {
-		vr_error("--since: '%s' is not a time (RFC 3339, 10m, 2h, 1d, or +5m after the start)", o.since_arg);
-		goto out;
-	}
-	if (o.until_arg && vr_audit_parse_time_arg(o.until_arg, now, &o.until, &o.until_rel) < 0) {
-		vr_error("--until: '%s' is not a time (RFC 3339, 10m, 2h, 1d, or +5m after the start)", o.until_arg);
-		goto out;
-	}
-	if (o.expect && !o.verify) {
-		vr_error("--expect goes with --verify");
-		goto out;
-	}
-	/* The summary is the default view; filters, --json or --follow alone
-	 * ask for the records themselves. */
-	o.summary = summary_flag || (!o.filtering && !o.json && !o.follow);
-	if (o.follow && summary_flag) {
-		vr_error("--follow prints records as they come; it does not go with --summary");
-		goto out;
-	}
-
-	if (sub && strcmp(sub, "list") == 0) {
-		if (optind < argc) {
-			vr_error("audit list takes no LOG (it lists the runs of --project)");
-			goto out;
-		}
-		status = do_list(&o);
-		goto out;
-	}
-	if (sub && strcmp(sub, "dir") == 0) {
-		status = do_dir(&o);
-		goto out;
-	}
-	if (argc - optind > 1) {
-		vr_error("audit takes one LOG or RUN-ID (got %d)", argc - optind);
-		usage(stderr);
-		goto out;
-	}
-	if (resolve_log(&o, optind < argc ? argv[optind] : NULL, &path) < 0)
-		goto out;
-	if (o.verify)
-		status = do_verify(&o, path);
-	else if (o.follow)
-		status = follow_log(&o, path);
-	else
-		status = read_log(&o, path);
-out:
+	g_auto(AuditArgs) a = {0};
+	int status;
+	if (!parse_args(&a, &argc, &argv, &status))
+		return status;
+	Options o = {.pid = -1, .since = INT64_MIN, .until = INT64_MAX, .verify = sub && strcmp(sub, "verify") == 0};
+	status = options_from_args(&a, &o) ? run_audit(&o, sub, argc - 1, argv + 1) : VR_EXIT_ERROR;
 	g_strfreev(o.globs);
 	g_strfreev(o.ops);
 	fflush(stdout);
