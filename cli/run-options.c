@@ -132,28 +132,10 @@ static gboolean need_absolute(GError **error, const char *opt, const char *path)
 	return bad_value(error, opt, path, "an absolute path inside the sandbox");
 }
 
-static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GError **error)
+/* The options that take a number or a size (common/size.h). */
+static gboolean apply_number(VrRunPlan *plan, OptId id, const char *name, char **a, GError **error)
 {
 	switch (id) {
-	case OPT_PROJECT: set_str(&plan->project, a[0]); break;
-	case OPT_MOUNT_AT:
-		if (!need_absolute(error, name, a[0]))
-			return FALSE;
-		set_str(&plan->mount_at, a[0]);
-		break;
-	case OPT_NET:
-		if (!vr_run_plan_add_net(plan, a[0], name, error))
-			return FALSE;
-		break;
-	case OPT_PROFILE:
-		set_str(&plan->profile, a[0]);
-		break;
-	case OPT_QUIET: plan->quiet = TRUE; break;
-	case OPT_JOURNAL:
-		if (strcmp(a[0], "on") != 0 && strcmp(a[0], "off") != 0)
-			return bad_value(error, name, a[0], "'on' or 'off'");
-		plan->journal_off = strcmp(a[0], "off") == 0;
-		break;
 	case OPT_JOURNAL_MAX_SIZE: {
 		uint64_t v;
 		if (vr_size_parse(a[0], &v) < 0)
@@ -173,29 +155,31 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 		if (!vr_limits_parse_cpu(a[0], &plan->limits.cpu))
 			return bad_value(error, name, a[0], VR_LIMITS_CPU_SYNTAX);
 		break;
-	case OPT_SCAN:
-		if (vr_config_scan_mode_parse(a[0]) < 0)
-			return bad_value(error, name, a[0], "one of " VR_CONFIG_SCAN_MODES);
-		set_str(&plan->scan_mode, a[0]);
-		break;
-	case OPT_ALLOW_HOME_PROJECT: plan->allow_home_project = TRUE; break;
-	case OPT_UNSHARE_NET: plan->net = VR_NET_NONE; break;
-	case OPT_SHARE_NET: plan->net = VR_NET_HOST; break;
-	case OPT_ENV_ALLOW: g_ptr_array_add(plan->env_allow, g_strdup(a[0])); break;
-	case OPT_SETENV:
-		if (!a[0][0] || strchr(a[0], '='))
-			return bad_value(error, name, a[0], "a variable name");
-		add_env(plan, VR_ENV_SET, a[0], a[1]);
-		break;
-	case OPT_UNSETENV: add_env(plan, VR_ENV_UNSET, a[0], NULL); break;
-	case OPT_CLEARENV: add_env(plan, VR_ENV_CLEAR, NULL, NULL); break;
-	case OPT_ENV_FILE: {
-		/* FILE or FILE:GLOB,... (config.h says where it splits). */
-		g_autofree char *file = NULL, *patterns = NULL;
-		vr_config_split_env_file(a[0], &file, &patterns);
-		add_env(plan, VR_ENV_FILE, file, patterns);
+	case OPT_JSON_STATUS_FD: {
+		char *end;
+		long fd = strtol(a[0], &end, 10);
+		if (!a[0][0] || *end || fd < 0 || fd > 65535)
+			return bad_value(error, name, a[0], "a file descriptor number");
+		plan->json_status_fd = (int)fd;
 		break;
 	}
+	case OPT_TIMEOUT: {
+		char *end;
+		double t = g_ascii_strtod(a[0], &end);
+		if (!a[0][0] || *end || !(t > 0) || t > 1e9)
+			return bad_value(error, name, a[0], "a positive number of seconds");
+		plan->timeout = t;
+		break;
+	}
+	default: break;
+	}
+	return TRUE;
+}
+
+/* The sandbox's mounts, bwrap's spelling: in their order. */
+static gboolean apply_mount(VrRunPlan *plan, OptId id, const char *name, char **a, GError **error)
+{
+	switch (id) {
 	case OPT_RO_BIND: case OPT_BIND: case OPT_RO_BIND_TRY: case OPT_BIND_TRY:
 	case OPT_DEV_BIND: case OPT_DEV_BIND_TRY: {
 		int flags = 0;
@@ -221,28 +205,15 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 			return FALSE;
 		add_mount(plan, VR_OP_SYMLINK, a[0], a[1], 0);
 		break;
-	case OPT_CHDIR: set_str(&plan->chdir, a[0]); break;
-	case OPT_HOSTNAME: set_str(&plan->hostname, a[0]); break;
-	case OPT_NEW_SESSION: plan->new_session = TRUE; break;
-	case OPT_DIE_WITH_PARENT: case OPT_UNSHARE_ALL: case OPT_UNSHARE_OTHER: break;
-	case OPT_ROOTFS: set_str(&plan->rootfs, a[0]); break;
-	case OPT_ALLOW_USERNS: plan->allow_userns = TRUE; break;
-	case OPT_JSON_STATUS_FD: {
-		char *end;
-		long fd = strtol(a[0], &end, 10);
-		if (!a[0][0] || *end || fd < 0 || fd > 65535)
-			return bad_value(error, name, a[0], "a file descriptor number");
-		plan->json_status_fd = (int)fd;
-		break;
+	default: break;
 	}
-	case OPT_TIMEOUT: {
-		char *end;
-		double t = g_ascii_strtod(a[0], &end);
-		if (!a[0][0] || *end || !(t > 0) || t > 1e9)
-			return bad_value(error, name, a[0], "a positive number of seconds");
-		plan->timeout = t;
-		break;
-	}
+	return TRUE;
+}
+
+/* --audit, --audit-max-size, --audit-fail, --audit-level. */
+static gboolean apply_audit(VrRunPlan *plan, OptId id, const char *name, char **a, GError **error)
+{
+	switch (id) {
 	case OPT_AUDIT: {
 		/* Repeatable: the sink lists add up (docs/audit.md). */
 		g_autofree char *list = plan->audit_path ? g_strconcat(plan->audit_path, ",", a[0], NULL) : g_strdup(a[0]);
@@ -272,6 +243,70 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 			return bad_value(error, name, a[0], "one of " VR_CONFIG_AUDIT_LEVELS);
 		set_str(&plan->audit_level, a[0]);
 		break;
+	default: break;
+	}
+	return TRUE;
+}
+
+static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GError **error)
+{
+	switch (id) {
+	case OPT_PROJECT: set_str(&plan->project, a[0]); break;
+	case OPT_MOUNT_AT:
+		if (!need_absolute(error, name, a[0]))
+			return FALSE;
+		set_str(&plan->mount_at, a[0]);
+		break;
+	case OPT_NET:
+		if (!vr_run_plan_add_net(plan, a[0], name, error))
+			return FALSE;
+		break;
+	case OPT_PROFILE:
+		set_str(&plan->profile, a[0]);
+		break;
+	case OPT_QUIET: plan->quiet = TRUE; break;
+	case OPT_JOURNAL:
+		if (strcmp(a[0], "on") != 0 && strcmp(a[0], "off") != 0)
+			return bad_value(error, name, a[0], "'on' or 'off'");
+		plan->journal_off = strcmp(a[0], "off") == 0;
+		break;
+	case OPT_JOURNAL_MAX_SIZE: case OPT_MEMORY: case OPT_PIDS: case OPT_CPU: case OPT_JSON_STATUS_FD:
+	case OPT_TIMEOUT:
+		return apply_number(plan, id, name, a, error);
+	case OPT_RO_BIND: case OPT_BIND: case OPT_RO_BIND_TRY: case OPT_BIND_TRY: case OPT_DEV_BIND:
+	case OPT_DEV_BIND_TRY: case OPT_TMPFS: case OPT_DIR: case OPT_PROC: case OPT_DEV: case OPT_SYMLINK:
+		return apply_mount(plan, id, name, a, error);
+	case OPT_AUDIT: case OPT_AUDIT_MAX_SIZE: case OPT_AUDIT_FAIL: case OPT_AUDIT_LEVEL:
+		return apply_audit(plan, id, name, a, error);
+	case OPT_SCAN:
+		if (vr_config_scan_mode_parse(a[0]) < 0)
+			return bad_value(error, name, a[0], "one of " VR_CONFIG_SCAN_MODES);
+		set_str(&plan->scan_mode, a[0]);
+		break;
+	case OPT_ALLOW_HOME_PROJECT: plan->allow_home_project = TRUE; break;
+	case OPT_UNSHARE_NET: plan->net = VR_NET_NONE; break;
+	case OPT_SHARE_NET: plan->net = VR_NET_HOST; break;
+	case OPT_ENV_ALLOW: g_ptr_array_add(plan->env_allow, g_strdup(a[0])); break;
+	case OPT_SETENV:
+		if (!a[0][0] || strchr(a[0], '='))
+			return bad_value(error, name, a[0], "a variable name");
+		add_env(plan, VR_ENV_SET, a[0], a[1]);
+		break;
+	case OPT_UNSETENV: add_env(plan, VR_ENV_UNSET, a[0], NULL); break;
+	case OPT_CLEARENV: add_env(plan, VR_ENV_CLEAR, NULL, NULL); break;
+	case OPT_ENV_FILE: {
+		/* FILE or FILE:GLOB,... (config.h says where it splits). */
+		g_autofree char *file = NULL, *patterns = NULL;
+		vr_config_split_env_file(a[0], &file, &patterns);
+		add_env(plan, VR_ENV_FILE, file, patterns);
+		break;
+	}
+	case OPT_CHDIR: set_str(&plan->chdir, a[0]); break;
+	case OPT_HOSTNAME: set_str(&plan->hostname, a[0]); break;
+	case OPT_NEW_SESSION: plan->new_session = TRUE; break;
+	case OPT_DIE_WITH_PARENT: case OPT_UNSHARE_ALL: case OPT_UNSHARE_OTHER: break;
+	case OPT_ROOTFS: set_str(&plan->rootfs, a[0]); break;
+	case OPT_ALLOW_USERNS: plan->allow_userns = TRUE; break;
 	case OPT_POLICY: set_str(&plan->policy_file, a[0]); break;
 	case OPT_HIDE: add_rule(plan, VR_RULE_HIDE, a[0]); break;
 	case OPT_READONLY: add_rule(plan, VR_RULE_READONLY, a[0]); break;
