@@ -362,6 +362,17 @@ void vr_files_close_all(VrView *v);
 /* ops-dir.c: the same for directory streams OPENDIR handed out. */
 void vr_dirs_close_all(void);
 
+/* view.c: the view's state before anything is mounted, for vr_view_run
+ * and for the fuzz harness alike: the project opened (O_PATH; with the
+ * mount point over the project, the only way left to it), the root inode
+ * (no watch, no create fd yet: -1), the inode table, the open files, the
+ * content scan, the id maps; vr_view set to V. -errno (said). */
+int vr_view_init(VrView *v, const VrViewOptions *opts);
+/* What vr_view_init made, freed; the project's fd closed. */
+void vr_view_free(VrView *v);
+/* The ops table: every op of ops-*.c (vr_view_run adds INIT). */
+void vr_view_ops(struct fuse_lowlevel_ops *ops);
+
 /* ops-*.c fill their part of the table. */
 void vr_ops_dir(struct fuse_lowlevel_ops *ops);
 void vr_ops_file(struct fuse_lowlevel_ops *ops);

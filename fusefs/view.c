@@ -179,80 +179,149 @@ static int report_ready(const VrViewOptions *opts)
 	return fflush(stdout) == 0 ? 0 : -EIO;
 }
 
-int vr_view_run(const VrViewOptions *opts)
+int vr_view_init(VrView *v, const VrViewOptions *opts)
 {
-	VrView v = {0};
-	struct fuse_lowlevel_ops ops = {0};
-	struct stat st;
-	g_autofree char *mount_opts = NULL, *run_id = NULL, *mountpoint_abs = NULL;
-	int ret = 0;
-
-	if (!opts->project || !opts->mountpoint || !opts->policy)
-		return vr_log_errno(EINVAL, "the view needs a project, a mount point and a policy");
-	vr_view = &v;
-	v.opts = opts;
-	v.policy = opts->policy;
-	v.daemon_uid = geteuid();
-	v.daemon_gid = getegid();
-	vr_ids_init(&v);
-	/* The kernel applied the caller's umask (or vr_new_mode does): the
-	 * daemon's must not take more bits away. What the daemon creates
-	 * for itself (audit log, journal) names its mode. */
-	umask(0);
-	raise_nofile();
-
+	*v = (VrView){.opts = opts, .policy = opts->policy, .daemon_uid = geteuid(), .daemon_gid = getegid()};
+	vr_view = v;
+	vr_ids_init(v);
 	/* Opened before mounting: with mountpoint == project this fd is the
 	 * only way left to the real directory under the view. */
+	struct stat st;
 	int rootfd = open(opts->project, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return vr_log_errno(errno, "cannot open the project %s", opts->project);
 	if (fstat(rootfd, &st) < 0) {
-		ret = vr_log_errno(errno, "cannot stat the project %s", opts->project);
+		int ret = vr_log_errno(errno, "cannot stat the project %s", opts->project);
 		close(rootfd);
 		return ret;
 	}
-	v.root.fd = rootfd;
-	v.root.dev = st.st_dev;
-	v.root.ino = st.st_ino;
-	v.root.type = S_IFDIR;
-	v.root.casefold = vr_dir_is_case_insensitive(rootfd);
-	v.root.nlookup = 2;
-	v.root.wd = -1;
-	v.root.create_fd = -1;
-	v.root.relpath = g_strdup("");
-	v.root.decision = vr_policy_decide(v.policy, "", TRUE);
-	vr_inode_table_init(&v);
-	vr_files_init(&v);
-	vr_content_scan_init(&v);
-	g_hash_table_add(v.table, &v.root);
+	v->root.fd = rootfd;
+	v->root.dev = st.st_dev;
+	v->root.ino = st.st_ino;
+	v->root.type = S_IFDIR;
+	v->root.casefold = vr_dir_is_case_insensitive(rootfd);
+	v->root.nlookup = 2;
+	v->root.wd = -1;
+	v->root.create_fd = -1;
+	v->root.relpath = g_strdup("");
+	v->root.decision = vr_policy_decide(v->policy, "", TRUE);
+	vr_inode_table_init(v);
+	vr_files_init(v);
+	vr_content_scan_init(v);
+	g_hash_table_add(v->table, &v->root);
+	return 0;
+}
 
-	ops.init = vr_ll_init;
-	vr_ops_dir(&ops);
-	vr_ops_file(&ops);
-	vr_ops_attr(&ops);
-	vr_ops_xattr(&ops);
+void vr_view_free(VrView *v)
+{
+	vr_files_close_all(v);
+	vr_inode_table_free(v);
+	vr_links_free();
+	vr_content_scan_free(v);
+	g_free(v->root.relpath);
+	g_free(v->agent_root);
+	close(v->root.fd);
+	vr_view = NULL;
+}
 
+void vr_view_ops(struct fuse_lowlevel_ops *ops)
+{
+	vr_ops_dir(ops);
+	vr_ops_file(ops);
+	vr_ops_attr(ops);
+	vr_ops_xattr(ops);
+}
+
+/* The FUSE session (not mounted yet), with our signal handlers when the
+ * view runs in the foreground. -errno (said). */
+static int new_session(VrView *v)
+{
+	const VrViewOptions *opts = v->opts;
+	struct fuse_lowlevel_ops ops = {.init = vr_ll_init};
+	vr_view_ops(&ops);
 	/* default_permissions: the kernel checks mode bits against the
 	 * presented owner before a request reaches the daemon, so another uid
 	 * let in by allow_other gets no more than the modes say, and a
 	 * read-only file (write bits hidden) is refused early. The daemon
 	 * still enforces the policy itself: root bypasses mode bits.
 	 * max_read: READ replies small enough to splice (VR_VIEW_MAX_READ). */
-	mount_opts = g_strdup_printf(
+	g_autofree char *mount_opts = g_strdup_printf(
 		"fsname=vault-run,subtype=vault-run,default_permissions,max_read=%u%s",
 		VR_VIEW_MAX_READ, opts->allow_other ? ",allow_other" : "");
 	char *argv[] = {(char *)"vault-run", (char *)"-o", mount_opts, NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
-	v.se = fuse_session_new(&args, &ops, sizeof ops, NULL);
+	v->se = fuse_session_new(&args, &ops, sizeof ops, NULL);
 	fuse_opt_free_args(&args);
-	if (!v.se) {
-		ret = vr_log_errno(EINVAL, "cannot start the FUSE session");
+	if (!v->se)
+		return vr_log_errno(EINVAL, "cannot start the FUSE session");
+	if (opts->foreground_signals && fuse_set_signal_handlers(v->se) != 0) {
+		fuse_session_destroy(v->se);
+		v->se = NULL;
+		return vr_log_errno(EIO, "cannot install signal handlers");
+	}
+	return 0;
+}
+
+/* The audit writer and the journal, then the log holds the mount marker
+ * and the run's first records before anyone is told the view is ready. */
+static int start_audit(VrView *v, const char *run_id)
+{
+	const VrViewOptions *opts = v->opts;
+	atomic_store(&audit_failed, false);
+	atomic_store(&audit_stop_se, NULL);
+	audit_stop_by_signal = opts->foreground_signals;
+	vr_audit_out_set_stop_hook(stop_for_audit);
+	int ret = vr_audit_start(opts, run_id);
+	if (ret == 0)
+		ret = vr_journal_start(opts->journal_dir_fd, opts->journal_max_size, v->root.fd, opts->project,
+		                       run_id);
+	if (ret < 0)
+		return ret;
+	marker("mount", 0);
+	atomic_store(&audit_stop_se, v->se);
+	/* A log that cannot be written stops the run before the agent starts. */
+	vr_audit_sync(2000);
+	return vr_view_audit_failed() ? -EIO : 0;
+}
+
+/* The multithreaded loop with its helper threads, until unmount or a
+ * signal. -errno when it failed. */
+static int serve(VrView *v)
+{
+	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+	fuse_loop_cfg_set_clone_fd(cfg, 0);
+	fuse_loop_cfg_set_max_threads(cfg, 16);
+	fuse_loop_cfg_set_idle_threads(cfg, 4);
+	vr_evict_start(v);
+	vr_inval_start(v);
+	vr_watch_start();
+	int r = fuse_session_loop_mt(v->se, cfg);
+	vr_watch_stop();
+	vr_inval_stop();
+	vr_evict_stop();
+	fuse_loop_cfg_destroy(cfg);
+	int ret = r < 0 ? vr_log_errno(-r, "the view stopped") : 0;
+	return vr_view_audit_failed() ? -EIO : ret; /* said by the writer */
+}
+
+int vr_view_run(const VrViewOptions *opts)
+{
+	VrView v;
+	g_autofree char *run_id = NULL, *mountpoint_abs = NULL;
+	if (!opts->project || !opts->mountpoint || !opts->policy)
+		return vr_log_errno(EINVAL, "the view needs a project, a mount point and a policy");
+	/* The kernel applied the caller's umask (or vr_new_mode does): the
+	 * daemon's must not take more bits away. What the daemon creates
+	 * for itself (audit log, journal) names its mode. */
+	umask(0);
+	raise_nofile();
+	int ret = vr_view_init(&v, opts);
+	if (ret < 0) {
+		vr_view = NULL;
+		return ret;
+	}
+	if ((ret = new_session(&v)) < 0)
 		goto out_table;
-	}
-	if (opts->foreground_signals && fuse_set_signal_handlers(v.se) != 0) {
-		ret = vr_log_errno(EIO, "cannot install signal handlers");
-		goto out_session;
-	}
 	/* Resolved before mounting: afterwards a stat of the mount point would
 	 * wait for the INIT reply this thread has not sent yet. */
 	mountpoint_abs = realpath(opts->mountpoint, NULL);
@@ -283,58 +352,20 @@ int vr_view_run(const VrViewOptions *opts)
 	/* Links at the root whose names a rule covers (.aws -> dotfiles/aws):
 	 * their targets are decided under those names from the first lookup. */
 	vr_links_scan_root(&v);
-	ret = vr_view_confine(&v);
-	if (ret < 0)
+	if ((ret = vr_view_confine(&v)) < 0)
 		goto out_unmount;
 	vr_test_pause("view-confined");
 	run_id = opts->run_id ? g_strdup(opts->run_id) : make_run_id();
-	atomic_store(&audit_failed, false);
-	atomic_store(&audit_stop_se, NULL);
-	audit_stop_by_signal = opts->foreground_signals;
-	vr_audit_out_set_stop_hook(stop_for_audit);
-	ret = vr_audit_start(opts, run_id);
-	if (ret == 0)
-		ret = vr_journal_start(opts->journal_dir_fd, opts->journal_max_size, rootfd, opts->project,
-		                       run_id);
-	if (ret < 0)
-		goto out_unmount;
-	marker("mount", 0);
-	atomic_store(&audit_stop_se, v.se);
-	/* What is queued (the mount marker, the run's first records) is in
-	 * the log before anyone is told the view is ready; a log that cannot
-	 * be written stops the run before the agent starts. */
-	vr_audit_sync(2000);
-	if (vr_view_audit_failed()) {
-		ret = -EIO;
-		goto out_unmount;
-	}
 	/* SIGTERM or SIGINT during the start-up (our handlers end the session):
 	 * never said ready, the view stops here as it would have in the loop. */
-	if (fuse_session_exited(v.se))
+	if ((ret = start_audit(&v, run_id)) < 0 || fuse_session_exited(v.se))
 		goto out_unmount;
-	ret = report_ready(opts);
-	if (ret < 0) {
+	if ((ret = report_ready(opts)) < 0) {
 		vr_log_errno(-ret, "cannot report readiness");
 		goto out_unmount;
 	}
 	vr_test_pause("view-ready");
-
-	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
-	fuse_loop_cfg_set_clone_fd(cfg, 0);
-	fuse_loop_cfg_set_max_threads(cfg, 16);
-	fuse_loop_cfg_set_idle_threads(cfg, 4);
-	vr_evict_start(&v);
-	vr_inval_start(&v);
-	vr_watch_start();
-	int r = fuse_session_loop_mt(v.se, cfg);
-	vr_watch_stop();
-	vr_inval_stop();
-	vr_evict_stop();
-	fuse_loop_cfg_destroy(cfg);
-	if (r < 0)
-		ret = vr_log_errno(-r, "the view stopped");
-	if (vr_view_audit_failed())
-		ret = -EIO; /* said by the writer */
+	ret = serve(&v);
 
 out_unmount:
 	atomic_store(&audit_stop_se, NULL);
@@ -348,7 +379,6 @@ out_unmount:
 out_signals:
 	if (opts->foreground_signals)
 		fuse_remove_signal_handlers(v.se);
-out_session:
 	fuse_session_destroy(v.se);
 	vr_journal_stop(); /* after the unmount: no op can race the final records */
 	vr_files_close_all(&v); /* before the writer stops: their close events */
@@ -359,13 +389,6 @@ out_table:
 	vr_view_unmount_wait(); /* the keeper unmounted while the logs were flushed */
 	vr_watch_stop(); /* when the loop never ran */
 	vr_watch_free();
-	vr_files_close_all(&v);
-	vr_inode_table_free(&v);
-	vr_links_free();
-	vr_content_scan_free(&v);
-	g_free(v.root.relpath);
-	g_free(v.agent_root);
-	close(rootfd);
-	vr_view = NULL;
+	vr_view_free(&v);
 	return ret;
 }

@@ -666,38 +666,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	opts.audit_level = VR_AUDIT_ALL;
 	opts.foreground_signals = false;
 
-	VrView v = {0};
-	vr_view = &v;
-	v.opts = &opts;
-	v.policy = policy;
-	v.daemon_uid = geteuid();
-	v.daemon_gid = getegid();
+	/* The view's own init (fusefs/view.c): the same root inode, tables
+	 * and id maps as a mounted view; a copy here once drifted (root.wd and
+	 * root.create_fd left at 0, which is stdin). */
+	VrView v;
+	if (vr_view_init(&v, &opts) < 0)
+		abort();
 	v.no_open = K.no_open;
 	v.no_opendir = K.no_opendir;
-	struct stat st;
-	int rootfd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0 || fstat(rootfd, &st) < 0)
-		abort();
-	v.root.fd = rootfd;
-	v.root.dev = st.st_dev;
-	v.root.ino = st.st_ino;
-	v.root.type = S_IFDIR;
-	v.root.casefold = vr_dir_is_case_insensitive(rootfd);
-	v.root.nlookup = 2;
-	v.root.relpath = g_strdup("");
-	v.root.decision = vr_policy_decide(policy, "", TRUE);
 	v.agent_root = g_strdup(project);
-	vr_inode_table_init(&v);
-	vr_files_init(&v);
-	vr_content_scan_init(&v);
-	g_hash_table_add(v.table, &v.root);
 	vr_links_scan_root(&v);
 
 	struct fuse_lowlevel_ops ops = {0};
-	vr_ops_dir(&ops);
-	vr_ops_file(&ops);
-	vr_ops_attr(&ops);
-	vr_ops_xattr(&ops);
+	vr_view_ops(&ops);
 	char *argv[] = {(char *)"vault-run", (char *)"-o", (char *)"default_permissions", NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
 	se = fuse_session_new(&args, &ops, sizeof ops, NULL);
@@ -717,13 +698,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fuse_session_destroy(se);
 	se = NULL;
-	vr_files_close_all(&v); /* and no-open handles */
-	vr_inode_table_free(&v);
-	vr_links_free();
-	vr_content_scan_free(&v);
-	g_free(v.root.relpath);
-	g_free(v.agent_root);
-	close(rootfd);
-	vr_view = NULL;
+	vr_view_free(&v); /* and no-open handles */
 	return 0;
 }
