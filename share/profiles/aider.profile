@@ -8,6 +8,9 @@ toolchains = git;python
 ro = ~/.local/bin/aider;~/.local/share/pipx/venvs/aider-chat;~/.local/pipx/venvs/aider-chat;~/.aider.conf.yml
 rw = ~/.aider
 create = ~/.aider
+# aider loads oauth-keys.env as a dotenv file before it reads its options
+# again, so an AIDER_LINT_CMD or AIDER_TEST_CMD there runs on the host.
+ro-inside = ~/.aider/oauth-keys.env
 
 [env]
 allow = AIDER_*;OPENAI_API_KEY;ANTHROPIC_API_KEY;OPENROUTER_API_KEY;GEMINI_API_KEY;DEEPSEEK_API_KEY

@@ -15,11 +15,13 @@ create = ~/.claude
 # live in settings.json, commands/agents/plugins/skills are code or prompts
 # the host runs, CLAUDE.md instructions it follows in every project, and any
 # script the settings name (a statusLine command) is read-only too; so is
-# local/, Claude Code's local install (the host's alias claude=~/.claude/local/claude).
-ro-inside = ~/.claude/settings.json;~/.claude/settings.local.json;~/.claude/commands;~/.claude/agents;~/.claude/plugins;~/.claude/hooks;~/.claude/skills;~/.claude/output-styles;~/.claude/CLAUDE.md;~/.claude/local
-# A live host session sources its shell snapshot there before every command:
-# the run snapshots into an empty directory of its own.
-tmpfs = ~/.claude/shell-snapshots
+# local/, Claude Code's local install (the host's alias claude=~/.claude/local/claude),
+# and rules/, instructions loaded into every session like CLAUDE.md.
+ro-inside = ~/.claude/settings.json;~/.claude/settings.local.json;~/.claude/commands;~/.claude/agents;~/.claude/plugins;~/.claude/hooks;~/.claude/skills;~/.claude/output-styles;~/.claude/CLAUDE.md;~/.claude/local;~/.claude/rules
+# A live host session sources its shell snapshot, and the env files its
+# SessionStart hooks wrote (session-env/, CLAUDE_ENV_FILE), before every
+# command: the run gets empty directories of its own for both.
+tmpfs = ~/.claude/shell-snapshots;~/.claude/session-env
 # ~/.claude.json holds Claude Code's state and also its user-level mcpServers,
 # commands the host starts: the run works on a copy, and only these keys go
 # back at the end ({project}: the run's project and what is below it).

@@ -8,9 +8,12 @@ toolchains = git;node
 ro = ~/.npm-global/lib/node_modules/@openai/codex
 rw = ~/.codex
 create = ~/.codex
-# config.toml names MCP servers and commands the host will run; AGENTS.md is
-# what the host's codex follows in every project.
-ro-inside = ~/.codex/config.toml;~/.codex/prompts;~/.codex/AGENTS.md
+# config.toml names MCP servers and commands the host will run; AGENTS.md (and
+# AGENTS.override.md, read instead of it) is what the host's codex follows in
+# every project; rules/ holds the execpolicy that lets commands run unasked
+# ("always allow" appends there); skills/, plugins/ and hooks.json are
+# instructions, scripts and commands it runs.
+ro-inside = ~/.codex/config.toml;~/.codex/prompts;~/.codex/AGENTS.md;~/.codex/AGENTS.override.md;~/.codex/rules;~/.codex/skills;~/.codex/hooks.json;~/.codex/plugins
 
 [env]
 allow = OPENAI_*;CODEX_*

@@ -9,8 +9,10 @@ ro = ~/.npm-global/lib/node_modules/@google/gemini-cli
 rw = ~/.gemini
 create = ~/.gemini
 # settings.json names MCP servers; extensions and commands are code and prompts
-# the host runs; GEMINI.md what it follows in every project.
-ro-inside = ~/.gemini/settings.json;~/.gemini/extensions;~/.gemini/commands;~/.gemini/GEMINI.md
+# the host runs; GEMINI.md what it follows in every project; policies/ allows
+# tools and commands to run unasked; agents/ and skills/ are prompts and
+# scripts; trustedFolders.json decides which projects' own settings it obeys.
+ro-inside = ~/.gemini/settings.json;~/.gemini/extensions;~/.gemini/commands;~/.gemini/GEMINI.md;~/.gemini/policies;~/.gemini/agents;~/.gemini/skills;~/.gemini/trustedFolders.json
 
 [env]
 allow = GEMINI_API_KEY;GOOGLE_API_KEY;GOOGLE_CLOUD_PROJECT;GOOGLE_GENAI_USE_VERTEXAI

@@ -10,10 +10,13 @@ ro = ~/.opencode/bin;~/.npm-global/lib/node_modules/opencode-ai;~/.config/openco
 # Sessions, its database and logs: what opencode writes while it works (each
 # served through a view of its own: the run's rules, the audit log).
 rw = ~/.local/share/opencode;~/.local/state/opencode
-# opencode creates these itself on first start.
-create = ~/.local/share/opencode;~/.local/state/opencode
+# Except bin/: the rg and language servers opencode downloads there and the
+# host's opencode runs. Created so that opencode's own mkdir of it at start
+# finds it (it creates these itself on first start).
+ro-inside = ~/.local/share/opencode/bin
+create = ~/.local/share/opencode;~/.local/state/opencode;~/.local/share/opencode/bin
 # Its cache holds code the host's opencode runs (node_modules of providers and
-# plugins it imports, bin/rg): the run gets an empty one of its own, and
+# plugins it imports): the run gets an empty one of its own, and
 # opencode installs there what it needs (from registry.npmjs.org).
 tmpfs = ~/.cache/opencode
 

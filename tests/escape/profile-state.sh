@@ -6,11 +6,15 @@
 #     the run works on a copy, only harmless keys come back;
 #   a symlinked ~/.claude keeps its guard (at its real path);
 #   the script settings.json names as statusLine is read-only;
-#   ~/.cache/opencode (node_modules it imports, bin/rg it runs) is a per-run
+#   ~/.cache/opencode (node_modules it imports) is a per-run
 #     tmpfs, never the host's;
 #   ~/.claude/local (Claude Code's local install, run by the host's alias) is
 #     read-only, ~/.claude/shell-snapshots (sourced by a live host session
-#     before each command) a per-run tmpfs.
+#     before each command) a per-run tmpfs;
+#   what the other harnesses run or obey from their state directories
+#     (opencode's bin/, aider's oauth-keys.env, codex's rules/ and hooks,
+#     gemini's policies/, Copilot CLI's pkg/ and agents/, claude's rules/
+#     and session-env/) is read-only or a per-run tmpfs.
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
 vr_require_sandbox
@@ -106,5 +110,93 @@ vr_check "the refusal is audited" grep -q "\"root\":\"$C\".*\"path\":\"local/cla
 vr_check "the run's Claude can make its own shell snapshot" grep -qx 's4=0' <<<"$out"
 vr_check_not "… in a directory of its own, not the host's" test -e "$C/shell-snapshots/snapshot-bash-2-run.sh"
 vr_check "the host's state and caches are byte-identical" test "$(sums)" = "$before"
+vr_check_not "nothing ran on the host" test -e "$T/pwned"
+
+# 5. What each other harness runs or obeys from its state directory: a file
+# that exists on the host (overwritten) or not yet (created). Each planted
+# path lands through a plain bind of the directory (the control) and is
+# refused under the profile, audited in the directory's view.
+#   opencode: bin/rg (and the language servers it downloads there);
+#   aider: oauth-keys.env, a dotenv it loads before reading AIDER_LINT_CMD & co;
+#   codex: AGENTS.override.md (read instead of AGENTS.md), rules/ (execpolicy
+#     "allow"), skills/, plugins/, hooks.json;
+#   copilot: agents/, skills/, copilot-instructions.md;
+#   gemini: policies/ (tools allowed unasked), agents/, skills/,
+#     trustedFolders.json;
+#   claude: rules/.
+mkdir -p "$HOME/.local/share/opencode/bin" "$HOME/.aider" "$HOME/.codex/rules" "$HOME/.copilot/agents" "$C/rules" \
+	"$HOME/.gemini/policies"
+echo '#!/bin/sh' >"$HOME/.local/share/opencode/bin/rg"
+echo 'OPENROUTER_API_KEY=host' >"$HOME/.aider/oauth-keys.env"
+echo '# host rules' >"$HOME/.codex/rules/default.rules"
+echo 'host agent' >"$HOME/.copilot/agents/a.agent.md"
+echo '# host policy' >"$HOME/.gemini/policies/p.toml"
+chmod -R a+rwX "$HOME/.local" "$HOME/.aider" "$HOME/.codex" "$HOME/.copilot" "$HOME/.gemini"
+plant() { # DIR PATH... — a line "PATH=STATUS" for each
+	local d=$1 f
+	shift
+	printf 'cd %s\n' "$d"
+	for f in "$@"; do
+		printf 'mkdir -p "$(dirname %s)" 2>/dev/null; echo "touch %s/pwned" >>%s; echo %s=$?\n' "$f" "$T" "$f" "$f"
+	done
+}
+state_sums() { find "$HOME/.local/share/opencode" "$HOME/.aider" "$HOME/.codex" "$HOME/.copilot" "$HOME/.gemini" "$C" \
+	-path "$C/projects" -prune -o -type f -exec sha256sum {} + 2>/dev/null | sort; }
+for spec in \
+	"opencode|$HOME/.local/share/opencode|bin/rg bin/gopls" \
+	"aider|$HOME/.aider|oauth-keys.env" \
+	"codex|$HOME/.codex|AGENTS.override.md rules/default.rules rules/new.rules skills/s/SKILL.md plugins/p/plugin.json hooks.json" \
+	"copilot|$HOME/.copilot|agents/a.agent.md skills/s/SKILL.md copilot-instructions.md" \
+	"gemini|$HOME/.gemini|policies/p.toml policies/new.toml agents/a.md skills/s/SKILL.md trustedFolders.json" \
+	"claude|$HOME/.claude|rules/r.md"; do
+	IFS='|' read -r prof dir files <<<"$spec"
+	real=$(readlink -f "$dir") # where its view is: the audit's root
+	# shellcheck disable=SC2086
+	ATTACK=$(plant "$dir" $files)
+	rm -rf "$T/plain-state"
+	cp -a "$real" "$T/plain-state"
+	# shellcheck disable=SC2086
+	out=$("$VR" --project "$P" --profile none --net none --quiet --bind "$T/plain-state" "$dir" -- sh -c "$ATTACK" 2>&1) || true
+	for f in $files; do
+		vr_check "control: $prof's $f takes the write on a plain bind" grep -q pwned "$T/plain-state/$f"
+	done
+	before=$(state_sums)
+	rm -f "$LOG"
+	out=$("$VR" --project "$P" --profile "$prof" --net none --quiet --audit "$LOG" -- sh -c "$ATTACK" 2>&1) || true
+	for f in $files; do
+		vr_check "$prof: $f is read-only inside" grep -qx "$f=[12]" <<<"$out"
+	done
+	vr_check "$prof: the host's state is byte-identical" test "$(state_sums)" = "$before"
+	vr_check "$prof: the refusal is audited in the directory's view" \
+		grep -q "\"root\":\"$real\".*\"path\":\"${files%% *}\".*\"result\":\"readonly\"" "$LOG"
+done
+rm -rf "$T/plain-state"
+
+# 6. What a live host session sources or the host's harness runs first
+# from a directory the run needs to write: Claude Code's session-env/ (the
+# CLAUDE_ENV_FILE its SessionStart hooks wrote, sourced before each
+# command) and Copilot CLI's pkg/ (it runs the newest version unpacked
+# there). The run gets empty directories of its own.
+mkdir -p "$C/session-env/host-session" "$HOME/.copilot/pkg/universal/1.0.0"
+echo 'export A=1' >"$C/session-env/host-session/hook-0.sh"
+echo '// host copilot' >"$HOME/.copilot/pkg/universal/1.0.0/index.js"
+chmod -R a+rwX "$C/session-env" "$HOME/.copilot/pkg"
+for spec in "claude|$HOME/.claude|session-env/host-session/hook-0.sh|session-env/run/hook-0.sh" \
+	"copilot|$HOME/.copilot|pkg/universal/1.0.0/index.js|pkg/universal/99.0.0/index.js"; do
+	IFS='|' read -r prof dir host mine <<<"$spec"
+	real=$(readlink -f "$dir")
+	ATTACK="cd $dir; echo 'touch $T/pwned' >>$host; echo s1=\$?; mkdir -p \$(dirname $mine); echo 'touch $T/pwned' >$mine; echo s2=\$?"
+	rm -rf "$T/plain-state"
+	cp -a "$real" "$T/plain-state"
+	"$VR" --project "$P" --profile none --net none --quiet --bind "$T/plain-state" "$dir" -- sh -c "$ATTACK" >/dev/null 2>&1 || true
+	vr_check "control: $prof's $host takes the write on a plain bind" grep -q pwned "$T/plain-state/$host"
+	before=$(state_sums)
+	out=$("$VR" --project "$P" --profile "$prof" --net none --quiet -- sh -c "$ATTACK; ls $dir/$(dirname "$host") 2>&1" 2>&1) || true
+	vr_check "$prof: the host's $host is out of reach inside" grep -qx 's1=[12]' <<<"$out"
+	vr_check "$prof: the run's harness writes $mine (its own directory)" grep -qx 's2=0' <<<"$out"
+	vr_check "$prof: the host's state is byte-identical" test "$(state_sums)" = "$before"
+	vr_check_not "$prof: … and has no $mine" test -e "$real/$mine"
+done
+rm -rf "$T/plain-state"
 vr_check_not "nothing ran on the host" test -e "$T/pwned"
 vr_done
