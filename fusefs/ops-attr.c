@@ -71,8 +71,10 @@ static void vr_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 		vr_refuse(req, "setattr", rel, d, d.cls == VR_CLASS_HIDE ? ENOENT : EACCES);
 		return;
 	}
-	if (valid & FUSE_SET_ATTR_SIZE) {
-		/* A file holding a secret found by content is read-only. */
+	{
+		/* A file holding a secret found by content is read-only, its
+		 * mode and owner too: a chmod o+r would hand the secret the
+		 * agent cannot read to every other user of the host. */
 		g_autofree char *rel = vr_inode_relpath(inode);
 		if (!vr_content_scan_guard(req, "setattr", inode, d, rel))
 			return;

@@ -26,11 +26,14 @@ static bool usable(VrInode *inode, char proc[static 64])
 static bool modifiable(fuse_req_t req, VrInode *inode, const char *op)
 {
 	VrDecision d = vr_inode_decision(inode);
-	if (d.cls == VR_CLASS_VISIBLE)
-		return true;
 	g_autofree char *rel = vr_inode_relpath(inode);
-	vr_refuse(req, op, rel, d, d.cls == VR_CLASS_HIDE ? ENOENT : EACCES);
-	return false;
+	if (d.cls != VR_CLASS_VISIBLE) {
+		vr_refuse(req, op, rel, d, d.cls == VR_CLASS_HIDE ? ENOENT : EACCES);
+		return false;
+	}
+	/* A file holding a secret found by content is read-only: a POSIX ACL
+	 * granting other users read is a chmod by another name. */
+	return vr_content_scan_guard(req, op, inode, d, rel);
 }
 
 static void reply_sized(fuse_req_t req, const char *buf, ssize_t n, size_t size)
