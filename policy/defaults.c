@@ -91,6 +91,8 @@ static const struct {
 	{VR_RULE_READONLY, "**/.cursor/hooks.json", "Cursor agent hooks: commands run on the host"},
 	{VR_RULE_READONLY, "**/.cursor/environment.json", "Cursor agent environment: install and start commands"},
 	{VR_RULE_READONLY, "**/.codex/", "Codex CLI project config: MCP servers, sandbox and approval settings"},
+	{VR_RULE_READONLY, "**/.github/hooks/", "Copilot CLI and VS Code agent hooks: commands run on the host at session and tool events"},
+	{VR_RULE_READONLY, "**/.github/agents/", "Copilot custom agents: their tools and MCP servers"},
 	{VR_RULE_READONLY, "**/.roo/mcp.json", "Roo Code MCP server definitions"},
 	{VR_RULE_READONLY, "**/.kiro/hooks/", "Kiro agent hooks: commands run on file events"},
 	{VR_RULE_READONLY, "**/.kiro/settings/", "Kiro settings: MCP server definitions"},

@@ -9,9 +9,10 @@ ro = ~/.npm-global/lib/node_modules/@github/copilot
 rw = ~/.copilot
 create = ~/.copilot
 # config.json holds the trusted folders, mcp-config.json the MCP servers the host
-# starts; agents/, skills/ and copilot-instructions.md are what it follows and
-# runs in every session.
-ro-inside = ~/.copilot/config.json;~/.copilot/mcp-config.json;~/.copilot/agents;~/.copilot/skills;~/.copilot/copilot-instructions.md
+# starts, hooks/ the commands it runs at session and tool events; agents/,
+# skills/ and copilot-instructions.md are what it follows and runs in every
+# session.
+ro-inside = ~/.copilot/config.json;~/.copilot/mcp-config.json;~/.copilot/hooks;~/.copilot/agents;~/.copilot/skills;~/.copilot/copilot-instructions.md
 # pkg/ is where Copilot CLI unpacks and auto-updates itself: the host runs the
 # newest version it finds there. The run unpacks into an empty one of its own.
 tmpfs = ~/.copilot/pkg

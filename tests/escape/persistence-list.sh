@@ -52,7 +52,7 @@ vr_check "the list has every read-only built-in but the gate's ($n entries)" \
 for must in .devcontainer.json .gemini/settings.json .cursor/mcp.json .claude/hooks .claude/skills \
 	lefthook. .lefthook. lefthook-local. .zed .mise.toml mise..toml .aider.conf.yml .pnpmfile.cjs .yarnrc \
 	bunfig.toml rust-toolchain.toml .nvim.lua .exrc .git/hooks .husky .githooks .devcontainer .opencode \
-	.claude/commands .claude/agents .config/vault-run .ssh; do
+	.claude/commands .claude/agents .github/hooks .github/agents .config/vault-run .ssh; do
 	vr_check "the list holds $must" grep -qE "^[dfh] $(sed 's/\./\\./g' <<<"$must")\$" "$T/list"
 done
 
