@@ -13,6 +13,11 @@ create = ~/.gemini
 # tools and commands to run unasked; agents/ and skills/ are prompts and
 # scripts; trustedFolders.json decides which projects' own settings it obeys.
 ro-inside = ~/.gemini/settings.json;~/.gemini/extensions;~/.gemini/commands;~/.gemini/GEMINI.md;~/.gemini/policies;~/.gemini/agents;~/.gemini/skills;~/.gemini/trustedFolders.json
+# history/ holds a shadow git repository per project for checkpoints, and the
+# .gitconfig its git commands take as their global config (GIT_CONFIG_GLOBAL):
+# a live host session would run what that file names. The run checkpoints
+# into an empty directory of its own.
+tmpfs = ~/.gemini/history
 
 [env]
 allow = GEMINI_API_KEY;GOOGLE_API_KEY;GOOGLE_CLOUD_PROJECT;GOOGLE_GENAI_USE_VERTEXAI

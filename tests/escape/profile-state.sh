@@ -176,13 +176,17 @@ rm -rf "$T/plain-state"
 # from a directory the run needs to write: Claude Code's session-env/ (the
 # CLAUDE_ENV_FILE its SessionStart hooks wrote, sourced before each
 # command) and Copilot CLI's pkg/ (it runs the newest version unpacked
-# there). The run gets empty directories of its own.
-mkdir -p "$C/session-env/host-session" "$HOME/.copilot/pkg/universal/1.0.0"
+# there), and gemini's history/ (the shadow repository of its checkpoints,
+# whose .gitconfig its git commands take as their global config). The run
+# gets empty directories of its own.
+mkdir -p "$C/session-env/host-session" "$HOME/.copilot/pkg/universal/1.0.0" "$HOME/.gemini/history/host"
+printf '[user]\n\tname = Gemini CLI\n' >"$HOME/.gemini/history/host/.gitconfig"
 echo 'export A=1' >"$C/session-env/host-session/hook-0.sh"
 echo '// host copilot' >"$HOME/.copilot/pkg/universal/1.0.0/index.js"
-chmod -R a+rwX "$C/session-env" "$HOME/.copilot/pkg"
+chmod -R a+rwX "$C/session-env" "$HOME/.copilot/pkg" "$HOME/.gemini/history"
 for spec in "claude|$HOME/.claude|session-env/host-session/hook-0.sh|session-env/run/hook-0.sh" \
-	"copilot|$HOME/.copilot|pkg/universal/1.0.0/index.js|pkg/universal/99.0.0/index.js"; do
+	"copilot|$HOME/.copilot|pkg/universal/1.0.0/index.js|pkg/universal/99.0.0/index.js" \
+	"gemini|$HOME/.gemini|history/host/.gitconfig|history/run/.gitconfig"; do
 	IFS='|' read -r prof dir host mine <<<"$spec"
 	real=$(readlink -f "$dir")
 	ATTACK="cd $dir; echo 'touch $T/pwned' >>$host; echo s1=\$?; mkdir -p \$(dirname $mine); echo 'touch $T/pwned' >$mine; echo s2=\$?"
