@@ -2,13 +2,15 @@
  * its only child, forwards the supervisor's signals to it, reaps whatever
  * gets reparented, and exits with COMMAND's status; the kernel then kills
  * everything left in the pid namespace. Non-dumpable, so /proc/1/environ,
- * /proc/1/mem and /proc/1/exe are closed to COMMAND. */
+ * /proc/1/mem and /proc/1/exe are closed to COMMAND; /proc/1/cmdline is
+ * blanked. */
 #include "sandbox/sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <grp.h>
 #include <sys/prctl.h>
@@ -98,6 +100,54 @@ static _Noreturn void run_child(const VrSandboxSpec *spec)
 	exec_command(spec);
 }
 
+/* COMMAND's arguments in memory of our own: the originals may lie in the
+ * argument area blank_cmdline() clears. */
+static char **copy_argv(char *const *argv)
+{
+	size_t n = 0;
+	while (argv[n])
+		n++;
+	char **copy = calloc(n + 1, sizeof *copy);
+	for (size_t i = 0; copy && i < n; i++)
+		if (!(copy[i] = strdup(argv[i])))
+			copy = NULL; /* exits below; nothing to free for */
+	if (!copy)
+		vr_die(VR_EXIT_ERROR, "cannot copy COMMAND's arguments: out of memory");
+	return copy;
+}
+
+/* /proc/1/cmdline is readable by every process of the pid namespace,
+ * dumpable or not, and pid 1 is a clone of the supervisor: it would show
+ * vault-run's whole command line to COMMAND (bind sources, the log's path,
+ * a value given to --setenv or a key given on it). So pid 1 zeroes its copy
+ * of the argument strings (the memory /proc reads them from: arg_start to
+ * arg_end of /proc/self/stat) before COMMAND exists. Best effort: a stat
+ * line that does not parse leaves it as it is. */
+static void blank_cmdline(void)
+{
+	char buf[4096];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	/* After the comm's closing parenthesis (a comm may hold spaces and
+	 * parentheses), field 3 on; arg_start and arg_end are fields 48, 49. */
+	char *p = strrchr(buf, ')');
+	unsigned long start = 0, end = 0;
+	for (int field = 2; p && field < 49; field++) {
+		p = strchr(p + 1, ' ');
+		if (p && field + 1 == 48)
+			start = strtoul(p + 1, NULL, 10);
+		else if (p && field + 1 == 49)
+			end = strtoul(p + 1, NULL, 10);
+	}
+	if (start && end > start)
+		memset((void *)start, 0, end - start);
+}
+
 void vr_sandbox_main(const VrSandboxSpec *spec)
 {
 	/* Die with the supervisor; the byte on sync_fd arrives only after it
@@ -125,11 +175,15 @@ void vr_sandbox_main(const VrSandboxSpec *spec)
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 
+	VrSandboxSpec run = *spec;
+	run.argv = copy_argv(spec->argv);
+	blank_cmdline();
+
 	pid_t child = fork();
 	if (child < 0)
 		vr_die(VR_EXIT_ERROR, "fork: %s", strerror(errno));
 	if (child == 0)
-		run_child(spec);
+		run_child(&run);
 
 	/* Pid 1 keeps nothing it does not need either, except CAP_KILL: as
 	 * host root COMMAND runs under another uid, and forwarding a signal to

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The pid namespace and /proc: no host process can be seen, signalled or
-# ptraced; pid 1 (vault-run's init) gives away neither its environment nor
-# its executable; only fds 0-2 are inherited. (Never a broadcast kill here:
+# ptraced; pid 1 (vault-run's init) gives away neither its environment, its
+# command line (vault-run's: it is the supervisor's clone) nor its
+# executable; only fds 0-2 are inherited. (Never a broadcast kill here:
 # were the pid namespace missing, it would hit the whole machine.)
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
@@ -28,6 +29,17 @@ vr_check "control: /proc/self/environ is readable inside" run -- sh -c 'cat /pro
 vr_check_not "/proc/1/environ is not readable inside" run -- cat /proc/1/environ
 vr_check_not "no process inside has the unallowed host variable" \
 	run -- sh -c 'cat /proc/[0-9]*/environ 2>/dev/null | tr "\0" "\n" | grep -q VR_TEST_HOST_SECRET'
+# /proc/1/cmdline needs no ptrace access, and pid 1 is a clone of the
+# supervisor: its command line (bind sources, the log's path, a --setenv
+# value) must not be there. Control: the supervisor's own shows it.
+"$VR" --project "$T/p" --hide zzz-cmdline-marker -- sh -c 'tr "\0" " " </proc/1/cmdline; sleep 1' >"$T/cmdline" 2>/dev/null &
+V=$!
+sleep 0.5
+vr_check "control: the supervisor's command line shows the marker" grep -q zzz-cmdline-marker "/proc/$V/cmdline"
+wait "$V" || true
+vr_check_not "/proc/1/cmdline inside does not" grep -q zzz-cmdline-marker "$T/cmdline"
+vr_check_not "… nor any word of it" grep -q -e --project -e vault-run "$T/cmdline"
+vr_check "COMMAND still gets its own arguments" test "$(run -- sh -c 'echo "$0 $1"' a b)" = "a b"
 vr_check_not "/proc/1/exe cannot be opened for writing" run -- sh -c 'exec 3>>/proc/1/exe'
 vr_check_not "/proc/1/exe cannot be read" run -- sh -c 'cat /proc/1/exe >/dev/null'
 vr_check_not "/proc/1/root cannot be entered" run -- ls /proc/1/root/
