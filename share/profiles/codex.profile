@@ -11,9 +11,10 @@ create = ~/.codex
 # config.toml names MCP servers and commands the host will run; AGENTS.md (and
 # AGENTS.override.md, read instead of it) is what the host's codex follows in
 # every project; rules/ holds the execpolicy that lets commands run unasked
-# ("always allow" appends there); skills/, plugins/ and hooks.json are
-# instructions, scripts and commands it runs.
-ro-inside = ~/.codex/config.toml;~/.codex/prompts;~/.codex/AGENTS.md;~/.codex/AGENTS.override.md;~/.codex/rules;~/.codex/skills;~/.codex/hooks.json;~/.codex/plugins
+# ("always allow" appends there); skills/, plugins/, hooks.json and hooks/ are
+# instructions, scripts and commands it runs; memories/ what it recalls in
+# every session.
+ro-inside = ~/.codex/config.toml;~/.codex/prompts;~/.codex/AGENTS.md;~/.codex/AGENTS.override.md;~/.codex/rules;~/.codex/skills;~/.codex/hooks.json;~/.codex/hooks;~/.codex/plugins;~/.codex/memories
 
 [env]
 allow = OPENAI_*;CODEX_*

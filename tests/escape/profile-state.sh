@@ -145,7 +145,7 @@ state_sums() { find "$HOME/.local/share/opencode" "$HOME/.aider" "$HOME/.codex" 
 for spec in \
 	"opencode|$HOME/.local/share/opencode|bin/rg bin/gopls" \
 	"aider|$HOME/.aider|oauth-keys.env" \
-	"codex|$HOME/.codex|AGENTS.override.md rules/default.rules rules/new.rules skills/s/SKILL.md plugins/p/plugin.json hooks.json" \
+	"codex|$HOME/.codex|AGENTS.override.md rules/default.rules rules/new.rules skills/s/SKILL.md plugins/p/plugin.json hooks.json hooks/h.json memories/m.md" \
 	"copilot|$HOME/.copilot|agents/a.agent.md hooks/h.json skills/s/SKILL.md copilot-instructions.md" \
 	"gemini|$HOME/.gemini|policies/p.toml policies/new.toml agents/a.md skills/s/SKILL.md trustedFolders.json" \
 	"claude|$HOME/.claude|rules/r.md"; do
