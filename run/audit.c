@@ -3,9 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <stdbool.h>
-#include <stdlib.h>
 #include <linux/sockios.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,63 +19,10 @@
 #include "common/log.h"
 #include "audit/state-dir.h"
 
-/* PATH made absolute and resolved as far as it exists (the state directory
- * may not yet): symlinks on the way lead where the files will really be. */
-static char *resolve_existing(const char *path)
-{
-	g_autofree char *abs = g_canonicalize_filename(path, NULL);
-	g_autofree char *rest = NULL;
-	char real[PATH_MAX];
-	while (!realpath(abs, real)) {
-		if (strcmp(abs, "/") == 0)
-			return NULL;
-		g_autofree char *base = g_path_get_basename(abs);
-		char *joined = rest ? g_build_filename(base, rest, NULL) : g_strdup(base);
-		g_free(rest);
-		rest = joined;
-		char *parent = g_path_get_dirname(abs);
-		g_free(abs);
-		abs = parent;
-	}
-	return rest ? g_build_filename(real, rest, NULL) : g_strdup(real);
-}
-
-/* The state directory keeps every run's log and undo journal (the journal
- * is written even with --audit FILE). Inside the project, the agent would
- * read them and rewrite a journal that `vault-run undo` later restores on
- * the host, past the view's rules (a hook "restored" into .git/hooks) —
- * unless the project's policy hides it there (--project ~ with the default
- * ~/.local/state/vault-run: a built-in rule). $XDG_STATE_HOME set into the
- * project, or ~/.local/state a symlink into it, would otherwise do it. */
-static int check_state_dir(const char *project, const VrPolicy *policy)
-{
-	g_autofree char *state = NULL;
-	if (vr_state_base_dir(&state) < 0)
-		return 0; /* no state directory at all: whoever needs one says so */
-	g_autofree char *real = resolve_existing(state);
-	char proj[PATH_MAX];
-	if (!real || !realpath(project, proj))
-		return 0;
-	size_t n = strlen(proj);
-	bool inside = strcmp(proj, "/") == 0 || (strncmp(real, proj, n) == 0 && (real[n] == '/' || real[n] == '\0'));
-	if (!inside)
-		return 0;
-	const char *rel = strcmp(proj, "/") == 0 ? real + 1 : real[n] ? real + n + 1 : "";
-	if (*rel && vr_policy_decide(policy, rel, TRUE).cls == VR_CLASS_HIDE)
-		return 0;
-	vr_error("vault-run's state directory %s (the runs' audit logs and undo journals) is inside the project %s, "
-	         "where the agent could read and rewrite them; set XDG_STATE_HOME to a directory outside the project",
-	         real, proj);
-	return -EACCES;
-}
-
 int vr_run_audit_open(VrRunAudit *a, const char *project, const VrRunPlan *plan, const VrConfig *config,
                       const VrAuditUnder *under, size_t n_under)
 {
 	*a = (VrRunAudit){.log_fd = -1, .dir_fd = -1, .daemon_fd = -1, .send_fd = -1};
-	int sr = check_state_dir(project, config->policy);
-	if (sr < 0)
-		return sr;
 	a->run_id = vr_state_new_run_id();
 	const char *list = plan->audit_path ? plan->audit_path : config->audit_path ? config->audit_path : "state";
 	VrAuditSinks sinks = {0};

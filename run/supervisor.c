@@ -33,6 +33,7 @@
 #include "common/fd-util.h"
 #include "common/log.h"
 #include "run/dir-check.h"
+#include "run/own-dirs.h"
 #include "run/secrets.h"
 #include "run/startup.h"
 
@@ -321,6 +322,8 @@ static int check_fuse(void)
 static int open_audit(VrRun *r)
 {
 	const VrRunPlan *plan = r->plan;
+	if (vr_run_check_own_dirs(r->project, r->config->policy) < 0)
+		return -1;
 	g_autoptr(GArray) under = vr_root_plan_audit_unders(&r->root, r->views, r->project);
 	if (vr_run_audit_open(&r->audit, r->project, plan, r->config, (const VrAuditUnder *)under->data,
 	                      under->len) < 0)

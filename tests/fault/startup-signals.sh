@@ -128,7 +128,8 @@ settle() {
 # --- a run: each phase of the supervisor, each way to end it ---
 phases=(begin audit userns daemon mounted sandbox ready)
 extra=()
-if "$VR" --project "$T" --profile none --quiet --memory 256M -- true 2>/dev/null; then
+mkdir -p "$T/cg-probe" # not $T itself: it holds the state directory, which a run refuses inside its project
+if "$VR" --project "$T/cg-probe" --profile none --quiet --memory 256M -- true 2>/dev/null; then
 	phases+=(cgroup)
 else
 	echo "note: no cgroup limits here; the cgroup phase is not tried"

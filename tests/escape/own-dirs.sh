@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Invariants 4 and 8: vault-run's state directory (every run's audit log and
-# undo journal, which `vault-run undo` restores on the host past the view's
-# rules) is never inside the project where the agent could read or rewrite
-# it. Attacked as $XDG_STATE_HOME set into the project and as
+# Invariants 4, 8 and 10: vault-run's own directories are never the
+# agent's. The state directory (every run's audit log and undo journal,
+# which `vault-run undo` restores on the host past the view's rules) is
+# never inside the project where the agent could read or rewrite it. Attacked as $XDG_STATE_HOME set into the project and as
 # ~/.local/state a symlink into it. Control: a directory at that place is
 # readable and writable inside (so the log and journal would be).
 # Expected: the run is refused before anything is made (125, one line
@@ -58,4 +58,40 @@ echo "$out"
 vr_check "a state directory the policy hides works" grep -qx 'rc=0' <<<"$out"
 vr_check_not "… and shows nothing inside" grep -q vault-run <<<"$out"
 vr_check "… its log is on the host" sh -c "ls '$P'/.local/state/vault-run/*/*.jsonl >/dev/null"
+rm -rf "$P/.local"
+
+# The config directory (the user's rules and profiles: what the next run of
+# any project obeys) is never writable from inside either. Control: a
+# profile planted there is obeyed by the next run (the shell profile binds
+# a key of ~/.ssh).
+export XDG_CONFIG_HOME="$HOME/.config" XDG_STATE_HOME="$T/state"
+mkdir -p "$XDG_CONFIG_HOME/vault-run/profiles" "$HOME/.ssh" "$T/other"
+echo PRIVATEKEY >"$HOME/.ssh/id_ed25519"
+chmod -R a+rX "$HOME"
+PLANT='printf "[profile]\ndescription = planted\ncommands = sh\n[paths]\nro = ~/.ssh/id_ed25519\n" >"$1/vault-run/profiles/shell.profile"; echo p=$?'
+sh -c "$PLANT" sh "$XDG_CONFIG_HOME" >/dev/null
+out=$("$VR" --project "$T/other" --quiet -- sh -c 'cat ~/.ssh/id_ed25519' 2>&1) || true
+vr_check "control: a planted profile is obeyed by the next run" grep -qx PRIVATEKEY <<<"$out"
+rm "$XDG_CONFIG_HOME/vault-run/profiles/shell.profile"
+ls -laR "$XDG_CONFIG_HOME" >"$T/config.before"
+# --project ~/.config: the config directory is vault-run/ in it, which no
+# built-in rule names.
+rc=0
+"$VR" --project "$XDG_CONFIG_HOME" --quiet -- sh -c "$PLANT" sh "$XDG_CONFIG_HOME" >"$T/out" 2>"$T/err" || rc=$?
+cat "$T/err"
+vr_check "--project ~/.config: refused (exit $rc)" test "$rc" = 125
+vr_check_not "… before COMMAND ran" grep -q p= "$T/out"
+vr_check "… with one line naming the directory and how to protect it" \
+	sh -c "test \$(wc -l <'$T/err') = 1 && grep -q \"config directory $XDG_CONFIG_HOME/vault-run .*--readonly '/vault-run/'\" '$T/err'"
+# XDG_CONFIG_HOME inside the project, as its own directory.
+mkdir -p "$P/conf/vault-run/profiles"
+rc=0
+XDG_CONFIG_HOME="$P/conf" "$VR" --project "$P" --quiet -- sh -c "$PLANT" sh "$P/conf" >"$T/out" 2>"$T/err" || rc=$?
+vr_check "XDG_CONFIG_HOME inside the project: refused (exit $rc)" test "$rc" = 125
+vr_check "… nothing planted" test -z "$(ls -A "$P/conf/vault-run/profiles")"
+rm -rf "$P/conf"
+# Kept read-only there, the run works and the plant fails.
+out=$("$VR" --project "$XDG_CONFIG_HOME" --readonly /vault-run/ --quiet -- sh -c "$PLANT" sh "$XDG_CONFIG_HOME" 2>&1) || true
+vr_check "read-only by the user's rules, the run works and the plant is refused" grep -qx 'p=[12]' <<<"$out"
+vr_check "the config directory is as it was" diff "$T/config.before" <(ls -laR "$XDG_CONFIG_HOME")
 vr_done
