@@ -552,6 +552,18 @@ gboolean vr_config_check_user_path(const char *user, const char *project_dir, GE
 	return TRUE;
 }
 
+/* FILE, when it is inside the project, read-only there by its path. */
+static void protect_in_project(VrPolicy *policy, const char *file, const char *project_dir)
+{
+	g_autofree char *real = realpath(file, NULL);
+	g_autofree char *project = project_dir ? realpath(project_dir, NULL) : NULL;
+	if (!real || !project || !is_within(real, project) || strcmp(real, project) == 0)
+		return;
+	const char *rel = strcmp(project, "/") == 0 ? real + 1 : real + strlen(project) + 1;
+	vr_policy_add_nondir_readonly(policy, rel, "--policy", 0,
+	                              "the --policy file: the user's rules, which the agent must not rewrite");
+}
+
 gboolean vr_config_load_all(VrConfig *config, const char *project_dir, const char *policy_file,
                             GError **error)
 {
@@ -567,8 +579,17 @@ gboolean vr_config_load_all(VrConfig *config, const char *project_dir, const cha
 		/* What the project's git configs include and run from. */
 		vr_policy_protect_git_configs(config->policy, project_dir);
 	}
-	if (policy_file && !vr_config_load_file(config, policy_file, VR_SOURCE_POLICY, FALSE, error))
-		return FALSE;
+	if (policy_file) {
+		/* A --policy file in the project holds the user's rules where the
+		 * agent writes: never reached through a symlink there (it could
+		 * repoint it), and read-only in the view (it could rewrite it into
+		 * `show = .env`, `net = host` for the next run). */
+		if (!vr_config_check_user_path(policy_file, project_dir, error))
+			return FALSE;
+		if (!vr_config_load_file(config, policy_file, VR_SOURCE_POLICY, FALSE, error))
+			return FALSE;
+		protect_in_project(config->policy, policy_file, project_dir);
+	}
 	return TRUE;
 }
 

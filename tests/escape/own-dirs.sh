@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Invariants 4, 8 and 10: vault-run's own directories are never the
-# agent's. The state directory (every run's audit log and undo journal,
+# Invariants 4, 8 and 10: vault-run's own directories (and the user's
+# --policy file) are never the agent's. The state directory (every run's audit log and undo journal,
 # which `vault-run undo` restores on the host past the view's rules) is
 # never inside the project where the agent could read or rewrite it. Attacked as $XDG_STATE_HOME set into the project and as
 # ~/.local/state a symlink into it. Control: a directory at that place is
@@ -94,4 +94,30 @@ rm -rf "$P/conf"
 out=$("$VR" --project "$XDG_CONFIG_HOME" --readonly /vault-run/ --quiet -- sh -c "$PLANT" sh "$XDG_CONFIG_HOME" 2>&1) || true
 vr_check "read-only by the user's rules, the run works and the plant is refused" grep -qx 'p=[12]' <<<"$out"
 vr_check "the config directory is as it was" diff "$T/config.before" <(ls -laR "$XDG_CONFIG_HOME")
+
+# A --policy file the user keeps in the project: the user's full rules (not
+# the project's tighten-only .vault-run), which the next run obeys. Control:
+# rewritten, it un-hides .env there.
+Q="$T/polproj"
+mkdir -p "$Q/conf"
+echo 'TOKEN=hunter2' >"$Q/.env"
+printf '[policy]\nhide = *.secret\n' >"$Q/conf/pol.ini"
+cp "$Q/conf/pol.ini" "$T/pol.orig"
+REWRITE='printf "[policy]\nshow = .env\n" >"$1/conf/pol.ini"; echo w=$?'
+sh -c "$REWRITE" sh "$Q" >/dev/null
+out=$("$VR" --project "$Q" --policy "$Q/conf/pol.ini" --quiet -- cat "$Q/.env" 2>&1) || true
+vr_check "control: a rewritten --policy file un-hides .env at the next run" grep -q hunter2 <<<"$out"
+cp "$T/pol.orig" "$Q/conf/pol.ini"
+LOG="$T/pol.jsonl"
+out=$("$VR" --project "$Q" --policy "$Q/conf/pol.ini" --audit "$LOG" --quiet -- sh -c "$REWRITE; mv '$Q/conf' '$Q/c2'; echo m=\$?" sh "$Q" 2>&1) || true
+echo "$out"
+vr_check "the --policy file in the project is read-only inside" grep -qx 'w=[12]' <<<"$out"
+vr_check "… and its directory cannot be moved away" grep -qx 'm=1' <<<"$out"
+vr_check "… the host file is byte-identical" cmp "$T/pol.orig" "$Q/conf/pol.ini"
+vr_check "… the refusal is audited" grep -q '"path":"conf/pol.ini".*"result":"readonly"' "$LOG"
+ln -s conf "$Q/lnk"
+rc=0
+"$VR" --project "$Q" --policy "$Q/lnk/pol.ini" --quiet -- true 2>"$T/err" || rc=$?
+vr_check "a --policy file reached through a symlink in the project is refused (exit $rc)" test "$rc" = 125
+vr_check "… with one line naming the link" sh -c "test \$(wc -l <'$T/err') = 1 && grep -q 'symlink $Q/lnk' '$T/err'"
 vr_done
