@@ -66,3 +66,12 @@ void vr_die(int status, const char *fmt, ...)
 	va_end(ap);
 	_exit(status);
 }
+
+void vr_die_errno(int status, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_line("", fmt, ap, strerror(errnum));
+	va_end(ap);
+	_exit(status);
+}

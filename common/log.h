@@ -14,6 +14,9 @@ void vr_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 int vr_log_errno(int errnum, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* For the sandbox child after clone: one line, then _exit(status). */
 _Noreturn void vr_die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same with ": strerror(ERRNUM)" after the message (ERRNUM > 0),
+ * bubblewrap's die_with_error: `vr_die_errno(125, errno, "cannot bind %s", p)`. */
+_Noreturn void vr_die_errno(int status, int errnum, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #define vr_error(...) vr_log(VR_LOG_ERROR, __VA_ARGS__)
 #define vr_warning(...) vr_log(VR_LOG_WARNING, __VA_ARGS__)

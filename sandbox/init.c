@@ -43,7 +43,7 @@ static _Noreturn void exec_command(const VrSandboxSpec *spec)
 	if (strchr(cmd, '/')) {
 		execve(cmd, spec->argv, spec->envp);
 		int e = errno;
-		vr_die(e == ENOENT ? VR_EXIT_NOT_FOUND : VR_EXIT_CANNOT_EXEC, "%s: %s", cmd, strerror(e));
+		vr_die_errno(e == ENOENT ? VR_EXIT_NOT_FOUND : VR_EXIT_CANNOT_EXEC, e, "%s", cmd);
 	}
 	const char *p = env_get(spec->envp, "PATH");
 	if (!p)
@@ -62,7 +62,7 @@ static _Noreturn void exec_command(const VrSandboxSpec *spec)
 			saw_eacces = errno;
 	}
 	if (saw_eacces)
-		vr_die(VR_EXIT_CANNOT_EXEC, "%s: %s", cmd, strerror(saw_eacces));
+		vr_die_errno(VR_EXIT_CANNOT_EXEC, saw_eacces, "%s", cmd);
 	vr_die(VR_EXIT_NOT_FOUND, "%s: command not found", cmd);
 }
 
@@ -74,29 +74,29 @@ static _Noreturn void run_child(const VrSandboxSpec *spec)
 		signal(forwarded[i], SIG_DFL);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	if (spec->new_session && setsid() < 0)
-		vr_die(VR_EXIT_ERROR, "setsid: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "setsid");
 	int r = vr_sandbox_drop_bounding();
 	if (r < 0)
-		vr_die(VR_EXIT_ERROR, "cannot drop the capability bounding set: %s", strerror(-r));
+		vr_die_errno(VR_EXIT_ERROR, -r, "cannot drop the capability bounding set");
 	if (spec->switch_uid) {
 		/* Host root: COMMAND runs as the unprivileged mapped id, never as
 		 * the host's uid 0 (DESIGN.md invariant 5). */
 		if (setgroups(0, NULL) < 0 || setresgid(spec->agent_gid, spec->agent_gid, spec->agent_gid) < 0 ||
 		    setresuid(spec->agent_uid, spec->agent_uid, spec->agent_uid) < 0)
-			vr_die(VR_EXIT_ERROR, "cannot switch to uid %u: %s", (unsigned)spec->agent_uid, strerror(errno));
+			vr_die_errno(VR_EXIT_ERROR, errno, "cannot switch to uid %u", (unsigned)spec->agent_uid);
 	}
 	if ((r = vr_sandbox_drop_caps()) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot drop capabilities: %s", strerror(-r));
+		vr_die_errno(VR_EXIT_ERROR, -r, "cannot drop capabilities");
 	if ((r = vr_sandbox_limit_nofile()) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot lower RLIMIT_NOFILE: %s", strerror(-r));
+		vr_die_errno(VR_EXIT_ERROR, -r, "cannot lower RLIMIT_NOFILE");
 	if (vr_close_from(3) < 0)
 		vr_die(VR_EXIT_ERROR, "cannot close inherited descriptors");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-		vr_die(VR_EXIT_ERROR, "no_new_privs: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "no_new_privs");
 	if ((r = vr_sandbox_landlock_scope()) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot apply the Landlock scopes: %s", strerror(-r));
+		vr_die_errno(VR_EXIT_ERROR, -r, "cannot apply the Landlock scopes");
 	if ((r = vr_sandbox_load_seccomp(spec)) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot load the seccomp filter: %s", strerror(-r));
+		vr_die_errno(VR_EXIT_ERROR, -r, "cannot load the seccomp filter");
 	exec_command(spec);
 }
 
@@ -181,7 +181,7 @@ void vr_sandbox_main(const VrSandboxSpec *spec)
 
 	pid_t child = fork();
 	if (child < 0)
-		vr_die(VR_EXIT_ERROR, "fork: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "fork");
 	if (child == 0)
 		run_child(&run);
 

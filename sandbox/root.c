@@ -55,7 +55,7 @@ static void mkdir_p(const char *path)
 			char saved = *p;
 			*p = '\0';
 			if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-				vr_die(VR_EXIT_ERROR, "cannot create %s in the sandbox: %s", buf + strlen(NEW), strerror(errno));
+				vr_die_errno(VR_EXIT_ERROR, errno, "cannot create %s in the sandbox", buf + strlen(NEW));
 			*p = saved;
 			if (!saved)
 				break;
@@ -84,7 +84,7 @@ static void make_mount_point(const char *dest, bool dir)
 	parent_dirs(dest);
 	int fd = open(dest, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0444);
 	if (fd < 0 && errno != EEXIST && errno != EISDIR && errno != EROFS && errno != EACCES)
-		vr_die(VR_EXIT_ERROR, "cannot create %s in the sandbox: %s", dest + strlen(NEW), strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot create %s in the sandbox", dest + strlen(NEW));
 	if (fd >= 0)
 		close(fd);
 }
@@ -100,12 +100,11 @@ static void set_attrs(const char *path, bool ro, bool nodev)
 	if (mount_setattr(AT_FDCWD, path, AT_RECURSIVE, &attr, sizeof attr) == 0)
 		return;
 	if (errno != ENOSYS)
-		vr_die(VR_EXIT_ERROR, "cannot make %s %s: %s", path, ro ? "read-only" : "nosuid",
-		       strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot make %s %s", path, ro ? "read-only" : "nosuid");
 	/* Kernels before 5.12: remount the top mount, keeping its locked flags. */
 	struct statvfs sv;
 	if (statvfs(path, &sv) < 0)
-		vr_die(VR_EXIT_ERROR, "statvfs %s: %s", path, strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "statvfs %s", path);
 	unsigned long fl = MS_BIND | MS_REMOUNT | MS_NOSUID | (nodev ? MS_NODEV : 0) | (ro ? MS_RDONLY : 0);
 	if (sv.f_flag & ST_NODEV) fl |= MS_NODEV;
 	if (sv.f_flag & ST_NOEXEC) fl |= MS_NOEXEC;
@@ -114,7 +113,7 @@ static void set_attrs(const char *path, bool ro, bool nodev)
 	if (sv.f_flag & ST_NODIRATIME) fl |= MS_NODIRATIME;
 	if (sv.f_flag & ST_RELATIME) fl |= MS_RELATIME;
 	if (mount(NULL, path, NULL, fl, NULL) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot remount %s: %s", path, strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot remount %s", path);
 }
 
 /* SRC (/oldroot + a real path the supervisor resolved) opened without
@@ -148,11 +147,11 @@ static void bind_nofollow(const VrSandboxOp *op, const char *src, const char *de
 	if (fd == -ENOENT && (op->flags & VR_BIND_TRY))
 		return;
 	if (fd < 0)
-		vr_die(VR_EXIT_ERROR, "bind source %s: %s", op->src, strerror(-fd));
+		vr_die_errno(VR_EXIT_ERROR, -fd, "bind source %s", op->src);
 	make_mount_point(dest, S_ISDIR(st.st_mode));
 	int tree = (int)open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 	if (tree < 0 || move_mount(tree, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot bind %s to %s: %s", op->src, op->dest, strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot bind %s to %s", op->src, op->dest);
 	close(tree);
 	close(fd);
 	set_attrs(dest, op->flags & VR_BIND_RO, !(op->flags & VR_BIND_DEV));
@@ -178,11 +177,11 @@ static void do_bind(const VrSandboxOp *op, const char *dest)
 	if (!(op->flags & (VR_BIND_DIR | VR_BIND_STAGED)) && stat(src, &st) < 0) {
 		if (op->flags & VR_BIND_TRY)
 			return;
-		vr_die(VR_EXIT_ERROR, "bind source %s: %s", op->src, strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "bind source %s", op->src);
 	}
 	make_mount_point(dest, S_ISDIR(st.st_mode));
 	if (mount(src, dest, NULL, MS_BIND | MS_REC, NULL) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot bind %s to %s: %s", op->src, op->dest, strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot bind %s to %s", op->src, op->dest);
 	set_attrs(dest, op->flags & VR_BIND_RO, !(op->flags & VR_BIND_DEV));
 }
 
@@ -198,13 +197,13 @@ static void do_attach(const VrSandboxOp *op)
 			continue;
 		*p = '\0';
 		if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-			vr_die(VR_EXIT_ERROR, "cannot create %s: %s", dir, strerror(errno));
+			vr_die_errno(VR_EXIT_ERROR, errno, "cannot create %s", dir);
 		*p = '/';
 	}
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		vr_die(VR_EXIT_ERROR, "cannot create %s: %s", dir, strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot create %s", dir);
 	if (move_mount(op->fd, "", AT_FDCWD, dir, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot attach the view of %s: %s", op->src, strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot attach the view of %s", op->src);
 	close(op->fd);
 }
 
@@ -218,7 +217,7 @@ static void do_tmpfs(const char *dest, unsigned mode, bool agent, const VrSandbo
 	else
 		snprintf(opts, sizeof opts, "mode=%04o", mode ? mode : 0755);
 	if (mount("tmpfs", dest, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot mount a tmpfs on %s: %s", dest + strlen(NEW), strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot mount a tmpfs on %s", dest + strlen(NEW));
 }
 
 static void do_symlink(const char *target, const char *dest)
@@ -233,14 +232,14 @@ static void do_symlink(const char *target, const char *dest)
 		if (strcmp(cur, target) == 0)
 			return;
 	}
-	vr_die(VR_EXIT_ERROR, "cannot create the symlink %s: %s", dest + strlen(NEW), strerror(errno));
+	vr_die_errno(VR_EXIT_ERROR, errno, "cannot create the symlink %s", dest + strlen(NEW));
 }
 
 static void do_proc(const char *dest)
 {
 	mkdir_p(dest);
 	if (mount("proc", dest, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot mount /proc: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot mount /proc");
 	/* What a uid that maps to root outside could use to reach the host. */
 	static const char *const ro[] = {"sys", "sysrq-trigger", "irq", "bus"};
 	for (size_t i = 0; i < sizeof ro / sizeof *ro; i++) {
@@ -249,7 +248,7 @@ static void do_proc(const char *dest)
 		if (access(p, F_OK) < 0)
 			continue;
 		if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0)
-			vr_die(VR_EXIT_ERROR, "cannot bind /proc/%s: %s", ro[i], strerror(errno));
+			vr_die_errno(VR_EXIT_ERROR, errno, "cannot bind /proc/%s", ro[i]);
 		set_attrs(p, true, true);
 	}
 }
@@ -264,7 +263,7 @@ static void do_dev(const char *dest, const VrSandboxSpec *spec)
 		subpath(src, OLD "/dev", nodes[i]);
 		make_mount_point(p, false);
 		if (mount(src, p, NULL, MS_BIND, NULL) < 0)
-			vr_die(VR_EXIT_ERROR, "cannot bind /dev/%s: %s", nodes[i], strerror(errno));
+			vr_die_errno(VR_EXIT_ERROR, errno, "cannot bind /dev/%s", nodes[i]);
 		set_attrs(p, false, false);
 	}
 	/* A new devpts instance: never the host's /dev/pts, where the user's
@@ -272,7 +271,7 @@ static void do_dev(const char *dest, const VrSandboxSpec *spec)
 	subpath(p, dest, "pts");
 	mkdir_p(p);
 	if (mount("devpts", p, "devpts", MS_NOSUID | MS_NOEXEC, "newinstance,ptmxmode=0666,mode=620") < 0)
-		vr_die(VR_EXIT_ERROR, "cannot mount a devpts instance: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot mount a devpts instance");
 	subpath(p, dest, "ptmx");
 	do_symlink("pts/ptmx", p);
 	subpath(p, dest, "shm");
@@ -292,7 +291,7 @@ static void do_file(const char *content, const char *dest)
 	parent_dirs(dest);
 	vr_cleanup_fd int fd = open(dest, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0 || vr_write_all(fd, content, strlen(content)) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot write %s in the sandbox: %s", dest + strlen(NEW), strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot write %s in the sandbox", dest + strlen(NEW));
 }
 
 static void loopback_up(void)
@@ -301,27 +300,27 @@ static void loopback_up(void)
 	struct ifreq ifr = {0};
 	strcpy(ifr.ifr_name, "lo");
 	if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot query the loopback interface: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot query the loopback interface");
 	ifr.ifr_flags |= IFF_UP;
 	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot bring the loopback interface up: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot bring the loopback interface up");
 }
 
 void vr_sandbox_build_root(const VrSandboxSpec *spec)
 {
 	/* Our copy of the supervisor's namespace: nothing goes back or comes in. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot make / private: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot make / private");
 	if (mount("tmpfs", BASE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
-		vr_die(VR_EXIT_ERROR, "cannot mount the base tmpfs: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot mount the base tmpfs");
 	if (chdir(BASE) < 0 || mkdir("newroot", 0755) < 0 || mkdir("oldroot", 0755) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot prepare the base tmpfs: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot prepare the base tmpfs");
 	if (syscall(SYS_pivot_root, BASE, BASE OLD) < 0)
-		vr_die(VR_EXIT_ERROR, "pivot_root: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "pivot_root");
 	if (chdir("/") < 0)
-		vr_die(VR_EXIT_ERROR, "chdir /: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "chdir /");
 	if (mount("tmpfs", NEW, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
-		vr_die(VR_EXIT_ERROR, "cannot mount the root tmpfs: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot mount the root tmpfs");
 
 	for (size_t i = 0; i < spec->n_ops; i++) {
 		const VrSandboxOp *op = &spec->ops[i];
@@ -340,20 +339,20 @@ void vr_sandbox_build_root(const VrSandboxSpec *spec)
 		}
 	}
 	if (spec->hostname && sethostname(spec->hostname, strlen(spec->hostname)) < 0)
-		vr_die(VR_EXIT_ERROR, "sethostname: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "sethostname");
 	if (spec->net_none)
 		loopback_up();
 
 	/* Drop every path to the host tree, then make the new root the root. */
 	if (umount2(OLD, MNT_DETACH) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot detach the old root: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot detach the old root");
 	if (chdir(NEW) < 0 || syscall(SYS_pivot_root, ".", ".") < 0 || umount2(".", MNT_DETACH) < 0 ||
 	    chdir("/") < 0)
-		vr_die(VR_EXIT_ERROR, "cannot pivot into the new root: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot pivot into the new root");
 	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
 	if (mount_setattr(AT_FDCWD, "/", 0, &attr, sizeof attr) < 0 &&
 	    mount(NULL, "/", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
-		vr_die(VR_EXIT_ERROR, "cannot make the root read-only: %s", strerror(errno));
+		vr_die_errno(VR_EXIT_ERROR, errno, "cannot make the root read-only");
 }
 
 void vr_sandbox_enter_cwd(const VrSandboxSpec *spec)
@@ -361,5 +360,5 @@ void vr_sandbox_enter_cwd(const VrSandboxSpec *spec)
 	if (!spec->cwd || chdir(spec->cwd) < 0)
 		if (!spec->fallback_cwd || chdir(spec->fallback_cwd) < 0)
 			if (chdir("/") < 0)
-				vr_die(VR_EXIT_ERROR, "chdir /: %s", strerror(errno));
+				vr_die_errno(VR_EXIT_ERROR, errno, "chdir /");
 }
