@@ -70,22 +70,22 @@ static int init(gboolean force)
 	g_autofree char *path = vr_config_user_path();
 	g_autofree char *dir = g_path_get_dirname(path);
 	if (g_mkdir_with_parents(dir, 0700) < 0) {
-		fprintf(stderr, "vault-run: cannot create %s: %s\n", dir, g_strerror(errno));
+		vr_error("cannot create %s: %s", dir, g_strerror(errno));
 		return VR_EXIT_ERROR;
 	}
 	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (force ? O_TRUNC : O_EXCL);
 	int fd = open(path, flags, 0600);
 	if (fd < 0) {
 		if (errno == EEXIST)
-			fprintf(stderr, "vault-run: %s exists; edit it, or use --force to replace it\n", path);
+			vr_error("%s exists; edit it, or use --force to replace it", path);
 		else
-			fprintf(stderr, "vault-run: cannot write %s: %s\n", path, g_strerror(errno));
+			vr_error("cannot write %s: %s", path, g_strerror(errno));
 		return VR_EXIT_ERROR;
 	}
 	gboolean ok = write(fd, starter, sizeof starter - 1) == (ssize_t)(sizeof starter - 1);
 	ok &= close(fd) == 0;
 	if (!ok) {
-		fprintf(stderr, "vault-run: cannot write %s\n", path);
+		vr_error("cannot write %s", path);
 		return VR_EXIT_ERROR;
 	}
 	printf("wrote %s\n", path);
@@ -103,7 +103,7 @@ static int show(const char *project, const char *policy_file)
 	g_autoptr(VrConfig) config = vr_config_new();
 	g_autoptr(GError) error = NULL;
 	if (!vr_config_load_all(config, project, policy_file, &error)) {
-		fprintf(stderr, "vault-run: %s\n", error->message);
+		vr_error("%s", error->message);
 		return VR_EXIT_ERROR;
 	}
 	g_autofree char *user = vr_config_user_path();

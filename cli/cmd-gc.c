@@ -67,7 +67,7 @@ static int gc_dir(int dir_fd, const char *shown, time_t cutoff, bool dry_run, un
 		int jfd = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (jfd < 0) {
 			if (errno == ELOOP || errno == ENOTDIR)
-				fprintf(stderr, "vault-run: gc: %s/%s is not a directory (a symlink?): left alone\n",
+				vr_error("gc: %s/%s is not a directory (a symlink?): left alone",
 				        shown, de->d_name);
 			continue;
 		}
@@ -84,7 +84,7 @@ static int gc_dir(int dir_fd, const char *shown, time_t cutoff, bool dry_run, un
 		int r = dry_run ? 0 : remove_journal(fd, jfd, de->d_name);
 		close(jfd);
 		if (r < 0) {
-			fprintf(stderr, "vault-run: gc: %s/%s: %s\n", shown, de->d_name, g_strerror(-r));
+			vr_error("gc: %s/%s: %s", shown, de->d_name, g_strerror(-r));
 			ret = r;
 			continue;
 		}
@@ -164,7 +164,7 @@ int vr_cmd_gc(int argc, char **argv)
 	if (all) {
 		g_autofree char *base = NULL;
 		if ((r = vr_state_base_dir(&base)) < 0) {
-			fprintf(stderr, "vault-run: gc: no state directory: %s\n", g_strerror(-r));
+			vr_error("gc: no state directory: %s", g_strerror(-r));
 			return VR_EXIT_ERROR;
 		}
 		int bfd;
@@ -180,7 +180,7 @@ int vr_cmd_gc(int argc, char **argv)
 	} else {
 		g_autofree char *dir = NULL;
 		if ((r = vr_state_project_dir(project ? project : ".", &dir)) < 0) {
-			fprintf(stderr, "vault-run: gc: %s: %s\n", project ? project : ".", g_strerror(-r));
+			vr_error("gc: %s: %s", project ? project : ".", g_strerror(-r));
 			return VR_EXIT_ERROR;
 		}
 		int pfd;

@@ -260,7 +260,7 @@ void vr_run_audit_print_summary(const VrRunAudit *a)
 	}
 	vr_audit_record_clear(&rec);
 	if (!readable) {
-		fprintf(stderr, "vault-run: audit: %s\n", where);
+		vr_error("audit: %s", where);
 		g_hash_table_unref(denied);
 		vr_audit_summary_free(sum);
 		return;

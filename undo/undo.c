@@ -124,7 +124,7 @@ int vr_changes_print(VrJournal *j, const char *project, char **paths, bool diff)
 			show_diff(j, rootfd, r);
 	}
 	if (!j->complete)
-		fprintf(stderr, "vault-run: the run's view did not stop cleanly: the journal may end early\n");
+		vr_error("the run's view did not stop cleanly: the journal may end early");
 	close(rootfd);
 	return VR_EXIT_OK;
 }
@@ -277,7 +277,7 @@ static void uj_keep(UndoJournal *u, int pfd, const char *name, const char *path,
 		if (in >= 0 && out >= 0 && vr_copy_data(in, out, st.st_size) == 0)
 			uj_write(u, overwrite ? "modified" : "deleted", path, &st, obj, NULL, NULL);
 		else
-			fprintf(stderr, "vault-run: undo: %s: cannot keep it in the undo's journal\n", path);
+			vr_error("undo: %s: cannot keep it in the undo's journal", path);
 		if (in >= 0)
 			close(in);
 		if (out >= 0)
@@ -307,7 +307,7 @@ static UndoJournal *uj_open(VrJournal *j, const char *project)
 	    (u->objects_fd = openat(u->dir_fd, "objects", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
 	    (u->manifest_fd = openat(u->dir_fd, "manifest.jsonl",
 	                             O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
-		fprintf(stderr, "vault-run: undo: cannot create its own journal %s: %s\n", u->dir, g_strerror(errno));
+		vr_error("undo: cannot create its own journal %s: %s", u->dir, g_strerror(errno));
 		if (u->dir_fd >= 0)
 			close(u->dir_fd);
 		if (u->objects_fd >= 0)
@@ -488,8 +488,8 @@ int vr_undo_apply(VrJournal *j, const char *project, char **paths, bool force, b
 	if (rootfd < 0)
 		return VR_EXIT_ERROR;
 	if (!j->complete)
-		fprintf(stderr, "vault-run: undo: the run's view did not stop cleanly: changes made "
-		        "after the run cannot be detected\n");
+		vr_error("undo: the run's view did not stop cleanly: changes made "
+		        "after the run cannot be detected");
 	/* Refuse up front, before touching anything, where the host changed a
 	 * path after the run: restoring would destroy that newer work. */
 	g_autoptr(GHashTable) checked = g_hash_table_new(g_str_hash, g_str_equal);
@@ -504,7 +504,7 @@ int vr_undo_apply(VrJournal *j, const char *project, char **paths, bool force, b
 			if (!ps[k] || !g_hash_table_add(checked, (gpointer)ps[k]))
 				continue;
 			if (changed_after_run(j, rootfd, ps[k], &why)) {
-				fprintf(stderr, "vault-run: undo: %s: %s (--force restores it anyway)\n", ps[k], why);
+				vr_error("undo: %s: %s (--force restores it anyway)", ps[k], why);
 				refused++;
 			}
 		}
@@ -517,7 +517,7 @@ int vr_undo_apply(VrJournal *j, const char *project, char **paths, bool force, b
 		g_autofree char *why = NULL;
 		if (!record_selected(r, paths) || !restores_object(r) || !object_changed(j, r, &why))
 			continue;
-		fprintf(stderr, "vault-run: undo: %s: %s: not restored%s\n", r->path, why,
+		vr_error("undo: %s: %s: not restored%s", r->path, why,
 		        force ? "" : " (--force restores the rest)");
 		g_hash_table_add(tainted, r);
 		refused++;
@@ -537,11 +537,11 @@ int vr_undo_apply(VrJournal *j, const char *project, char **paths, bool force, b
 		if (err == -EFBIG) {
 			const char *why = r->object ? g_hash_table_lookup(j->dropped, r->object) : NULL;
 			if (g_hash_table_add(not_kept, r->path)) /* once per path */
-				fprintf(stderr, "vault-run: undo: %s: its content was not kept (%s): not restored\n",
+				vr_error("undo: %s: its content was not kept (%s): not restored",
 				        r->path, why ? why : r->reason ? r->reason : "skipped");
 			failed++;
 		} else if (err < 0) {
-			fprintf(stderr, "vault-run: undo: %s: %s%s\n", r->path, g_strerror(-err),
+			vr_error("undo: %s: %s%s", r->path, g_strerror(-err),
 			        err == -ELOOP || err == -ENOTDIR ? " (a symlink or file is in the way: "
 			        "nothing is written through it)" : "");
 			failed++;
