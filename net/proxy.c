@@ -24,6 +24,7 @@
 #include "audit/json.h"
 #include "common/fd-util.h"
 #include "common/log.h"
+#include "common/proc.h"
 
 /* A handshake that takes longer than this is dropped: it holds a worker. */
 #define HANDSHAKE_TIMEOUT_S 30
@@ -614,8 +615,7 @@ int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid)
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
-	pid_t parent = getpid();
-	pid_t pid = fork();
+	pid_t pid = vr_fork_helper(SIGKILL, 1);
 	if (pid < 0) {
 		int e = errno;
 		close(pipefd[0]);
@@ -625,12 +625,6 @@ int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid)
 	if (pid == 0) {
 		/* The child: everything glib happens from here on, never in the
 		 * (single-threaded) supervisor. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
-			_exit(1);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGPIPE, SIG_IGN);
 		/* Terminal signals go to the whole foreground group; the

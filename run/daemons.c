@@ -18,6 +18,7 @@
 #include "common/exitcode.h"
 #include "common/fd-util.h"
 #include "common/log.h"
+#include "common/proc.h"
 #include "common/test-hook.h"
 #include "run/run-private.h"
 #include "run/secrets.h"
@@ -70,8 +71,8 @@ static pid_t start_daemon(const VrViewOptions *opts, const int *close_in_child, 
 		vr_log_errno(errno, "pipe");
 		return -1;
 	}
-	pid_t supervisor = getpid();
-	pid_t pid = fork();
+	/* SIGTERM, not SIGKILL: the daemon flushes the audit log on it. */
+	pid_t pid = vr_fork_helper(SIGTERM, 1);
 	if (pid < 0) {
 		vr_log_errno(errno, "fork");
 		close(ready[0]);
@@ -83,16 +84,9 @@ static pid_t start_daemon(const VrViewOptions *opts, const int *close_in_child, 
 		return -1;
 	}
 	if (pid == 0) {
-		/* SIGTERM, not SIGKILL: the daemon flushes the audit log on it. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != supervisor)
-			_exit(1);
 		/* Out of the terminal's process group: ^C and ^Z are for the
 		 * agent; a ^C here would unmount the view under it. */
 		setpgid(0, 0);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
 		close(ready[0]);
 		for (const int *c = close_in_child; c && *c != -1; c++)
 			if (*c >= 0)

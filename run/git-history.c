@@ -31,6 +31,7 @@
 #include "common/fd-util.h"
 #include "common/gitfile.h"
 #include "common/log.h"
+#include "common/proc.h"
 #include "policy/scan.h"
 #include "audit/state-dir.h"
 
@@ -339,16 +340,9 @@ static pid_t spawn_git(const char *git, const char *gitdir, const char *project,
 		g_ptr_array_add(envp, g_strdup(fixed[i]));
 	g_ptr_array_add(envp, NULL);
 
-	pid_t parent = getpid();
-	pid_t pid = fork();
+	pid_t pid = vr_fork_helper(SIGKILL, 127);
 	if (pid != 0)
 		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(127);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
 	int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull < 0 || dup2(in >= 0 ? in : devnull, 0) < 0 || dup2(out, 1) < 0 || dup2(devnull, 2) < 0)
 		_exit(127);
@@ -668,19 +662,12 @@ static pid_t start_content(VrGitHistory *h, const char *git, const char *gitdir,
 	h->content_out = (int)syscall(SYS_memfd_create, "vault-run-git", MFD_CLOEXEC);
 	if (h->content_out < 0)
 		return -1;
-	pid_t parent = getpid();
 	fflush(NULL);
-	pid_t pid = fork();
-	if (pid != 0)
-		return pid;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(2);
 	/* The supervisor blocks the signals it handles: git's children must
 	 * not inherit that, and we want SIGTERM/SIGKILL to end us. */
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	pid_t pid = vr_fork_helper(SIGKILL, 2);
+	if (pid != 0)
+		return pid;
 	/* Nothing of the supervisor's but the output and the state directory:
 	 * not the caller's stdout (its reader waits for EOF), not git's other
 	 * output memfds, not what the run opened before. */

@@ -23,6 +23,7 @@
 #include "common/cleanup.h"
 #include "common/fd-util.h"
 #include "common/log.h"
+#include "common/proc.h"
 
 #define AGENT_ID 65534
 
@@ -83,14 +84,15 @@ int vr_userns_prepare(const VrIdentity *id, pid_t *ret_helper, int *ret_go_fd)
 	if (pipe2(go, O_CLOEXEC) < 0)
 		return vr_log_errno(errno, "pipe");
 	pid_t target = getpid();
-	pid_t pid = fork();
+	/* It dies with us, and checks we were still there when it armed
+	 * that, as every helper does (it used to skip the check). */
+	pid_t pid = vr_fork_helper(SIGKILL, 1);
 	if (pid < 0) {
 		close(go[0]);
 		close(go[1]);
 		return vr_log_errno(errno, "fork");
 	}
 	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		close(go[1]);
 		char c;
 		if (read(go[0], &c, 1) != 1)

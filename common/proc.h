@@ -1,0 +1,11 @@
+/* Forking a helper process that must not outlive us. */
+#pragma once
+#include <sys/types.h>
+
+/* fork(2) for a helper: in the child, PR_SET_PDEATHSIG(DEATHSIG), then
+ * the check that closes its race (the parent may have died before the
+ * signal was armed: then the child _exits FAIL_STATUS at once), and an
+ * empty signal mask (the supervisor blocks the signals its signalfd
+ * reads; a helper and what it execs must get them). What fork returns:
+ * the pid in the parent, 0 in the child, -1 with errno. */
+pid_t vr_fork_helper(int deathsig, int fail_status);
