@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/fd-util.h"
 
 int vr_gitfile_parse(const char *buf, size_t len, char *ret, size_t size)
@@ -104,7 +105,7 @@ static const char *beneath(const char *root, const char *abs)
  * directory, else -errno. */
 static int walk(int root_fd, const char *rel, int *ret_fd, int *ret_n)
 {
-	int fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
+	vr_cleanup_fd int fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)
 		return -errno;
 	int n = 0;
@@ -112,35 +113,27 @@ static int walk(int root_fd, const char *rel, int *ret_fd, int *ret_n)
 		const char *e = strchrnul(p, '/');
 		char name[NAME_MAX + 1];
 		size_t len = (size_t)(e - p);
-		if (len == 0 || len > NAME_MAX) {
-			close(fd);
+		if (len == 0 || len > NAME_MAX)
 			return len ? -ENAMETOOLONG : -EINVAL;
-		}
 		memcpy(name, p, len);
 		name[len] = '\0';
 		struct stat st;
-		if (fstatat(fd, "", &st, AT_EMPTY_PATH) < 0 || !S_ISDIR(st.st_mode)) {
-			close(fd);
+		if (fstatat(fd, "", &st, AT_EMPTY_PATH) < 0 || !S_ISDIR(st.st_mode))
 			return -ENOTDIR;
-		}
 		int next = openat(fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0) {
-			int err = errno;
-			if (err == ENOENT)
+			if (errno == ENOENT)
 				break;
-			close(fd);
-			return -err;
+			return -errno;
 		}
 		close(fd);
 		fd = next;
-		if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode)) {
-			close(fd);
+		if (fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 || S_ISLNK(st.st_mode))
 			return -ELOOP;
-		}
 		n++;
 		p = *e ? e + 1 : e;
 	}
-	*ret_fd = fd;
+	*ret_fd = vr_steal_fd(&fd);
 	*ret_n = n;
 	return 0;
 }
@@ -165,32 +158,26 @@ static int open_dir(const VrGitfileCheck *c, const char *abs, int *ret_fd)
 	int r = walk(c->root_fd, rel, &fd, &n);
 	if (r < 0)
 		return r;
+	vr_cleanup_fd int dfd = fd;
 	struct stat st;
-	if (n < count_names(rel)) {
-		close(fd);
+	if (n < count_names(rel))
 		return -ENOENT;
-	}
-	if (fstatat(fd, "", &st, AT_EMPTY_PATH) < 0 || !S_ISDIR(st.st_mode)) {
-		close(fd);
+	if (fstatat(dfd, "", &st, AT_EMPTY_PATH) < 0 || !S_ISDIR(st.st_mode))
 		return -ENOTDIR;
-	}
-	*ret_fd = fd;
+	*ret_fd = vr_steal_fd(&dfd);
 	return 0;
 }
 
 /* A small regular file of DIRFD (not a symlink), trailing CR/LF dropped. */
 static int read_small(int dirfd, const char *name, char *buf, size_t size)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	vr_cleanup_fd int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return -EINVAL;
-	}
 	ssize_t n = vr_read_all(fd, buf, size - 1);
-	close(fd);
 	if (n < 0)
 		return (int)n;
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
