@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/log.h"
 
 int vr_state_base_dir(char **ret)
@@ -103,7 +104,7 @@ char *vr_state_new_run_id(void)
 int vr_state_open_child(int parent, const char *name, const char *shown, bool create, int *ret)
 {
 	if (create && mkdirat(parent, name, 0700) < 0 && errno != EEXIST)
-		return vr_log_errno(errno, "cannot create %s: %s", shown, g_strerror(errno));
+		return vr_log_errno(errno, "cannot create %s", shown);
 	int fd = openat(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
@@ -119,20 +120,17 @@ int vr_state_open_child(int parent, const char *name, const char *shown, bool cr
 			vr_error("cannot open %s: %s", shown, g_strerror(e));
 		return -e;
 	}
+	vr_cleanup_fd int owned = fd;
 	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
+	if (fstat(owned, &st) < 0)
+		return -errno;
 	if (st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
 		vr_error("%s must be owned by uid %u with mode 0700 (it is uid %u, mode %04o); "
 		         "refusing to keep audit logs there",
 		         shown, (unsigned)geteuid(), (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
-		close(fd);
 		return -EPERM;
 	}
-	*ret = fd;
+	*ret = vr_steal_fd(&owned);
 	return 0;
 }
 
@@ -145,13 +143,11 @@ int vr_state_open_base_dir(bool create, int *ret_dirfd)
 	g_autofree char *above = g_path_get_dirname(top);   /* $XDG_STATE_HOME */
 	g_autofree char *top_name = g_path_get_basename(top);
 	if (create && g_mkdir_with_parents(above, 0700) < 0)
-		return vr_log_errno(errno, "cannot create %s: %s", above, g_strerror(errno));
-	int afd = open(above, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		return vr_log_errno(errno, "cannot create %s", above);
+	vr_cleanup_fd int afd = open(above, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (afd < 0)
 		return -errno;
-	err = vr_state_open_child(afd, top_name, top, create, ret_dirfd);
-	close(afd);
-	return err;
+	return vr_state_open_child(afd, top_name, top, create, ret_dirfd);
 }
 
 int vr_state_open_project_dir(const char *project, bool create, int *ret_dirfd)
@@ -161,13 +157,11 @@ int vr_state_open_project_dir(const char *project, bool create, int *ret_dirfd)
 	if (err < 0)
 		return err;
 	g_autofree char *leaf = g_path_get_basename(dir);
-	int tfd = -1;
+	vr_cleanup_fd int tfd = -1;
 	err = vr_state_open_base_dir(create, &tfd);
 	if (err < 0)
 		return err;
-	err = vr_state_open_child(tfd, leaf, dir, create, ret_dirfd);
-	close(tfd);
-	return err;
+	return vr_state_open_child(tfd, leaf, dir, create, ret_dirfd);
 }
 
 int vr_state_create_run_log(const char *project, const char *run_id, int *ret_fd, char **ret_path)
