@@ -31,15 +31,11 @@
 #define VR_CONFINE_PTRACE SCMP_SYS(ptrace),
 #endif
 
-/* The deny-list's rules in a new ctx (the caller releases it, even on error). */
-static int build(unsigned flags, scmp_filter_ctx *out)
+/* The deny-list's rules (DATA: the unsigned VR_CONFINE_* flags). */
+static int rules(scmp_filter_ctx ctx, const void *data)
 {
-	scmp_filter_ctx ctx = *out = seccomp_init(SCMP_ACT_ALLOW);
-	if (!ctx)
-		return -ENOMEM;
-	int r = vr_seccomp_add_compat_arches(ctx);
-	if (r < 0)
-		goto out;
+	unsigned flags = *(const unsigned *)data;
+	int r;
 	/* Every thread, including any a library started earlier. */
 	if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1)) < 0)
 		goto out;
@@ -86,24 +82,12 @@ out:
 
 int vr_confine_seccomp(unsigned flags)
 {
-	scmp_filter_ctx ctx;
-	int r = build(flags, &ctx);
-	if (r == 0)
-		r = seccomp_load(ctx);
-	if (ctx)
-		seccomp_release(ctx);
-	return r;
+	return vr_seccomp_compile(rules, &flags, NULL);
 }
 
 int vr_confine_seccomp_prepare(unsigned flags, VrSeccompProg *prog)
 {
-	scmp_filter_ctx ctx;
-	int r = build(flags, &ctx);
-	if (r == 0)
-		r = vr_seccomp_export(ctx, prog);
-	if (ctx)
-		seccomp_release(ctx);
-	return r;
+	return vr_seccomp_compile(rules, &flags, prog);
 }
 
 int vr_confine_apply(VrLandlock *ll, unsigned flags)

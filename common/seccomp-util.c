@@ -44,6 +44,20 @@ int vr_seccomp_deny_terminal_injection(scmp_filter_ctx ctx)
 	return r < 0 ? r : vr_seccomp_deny(ctx, EPERM, SCMP_SYS(ioctl), 1, &tioclinux);
 }
 
+int vr_seccomp_compile(VrSeccompRules rules, const void *data, VrSeccompProg *prog)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx)
+		return -ENOMEM;
+	int r = vr_seccomp_add_compat_arches(ctx);
+	if (r == 0)
+		r = rules(ctx, data);
+	if (r == 0)
+		r = prog ? vr_seccomp_export(ctx, prog) : seccomp_load(ctx);
+	seccomp_release(ctx);
+	return r;
+}
+
 int vr_seccomp_export(scmp_filter_ctx ctx, VrSeccompProg *prog)
 {
 	prog->insns = NULL;

@@ -30,6 +30,14 @@ int vr_seccomp_deny(scmp_filter_ctx ctx, int err, int nr, unsigned nargs, const 
  * with junk there (CVE-2019-10063). 0 or -errno. */
 int vr_seccomp_deny_terminal_injection(scmp_filter_ctx ctx);
 
+/* Fills an allow-by-default filter with its rules. 0 or -errno. */
+typedef int (*VrSeccompRules)(scmp_filter_ctx ctx, const void *data);
+/* The one way both filters are made: a new allow-by-default ctx with the
+ * compat ABIs (vr_seccomp_add_compat_arches), RULES(ctx, DATA), then
+ * compiled into *PROG, or loaded into this process when PROG is NULL;
+ * the ctx is released either way. 0 or -errno. */
+int vr_seccomp_compile(VrSeccompRules rules, const void *data, VrSeccompProg *prog);
+
 /* Compiles ctx into prog (seccomp_export_bpf through a memfd). 0 or -errno. */
 int vr_seccomp_export(scmp_filter_ctx ctx, VrSeccompProg *prog);
 /* Installs prog, as seccomp_load would (no_new_privs must be set already);

@@ -97,15 +97,11 @@ static int deny_personality(scmp_filter_ctx ctx)
 	return 0;
 }
 
-/* The filter's rules, in ctx (created here; the caller releases it). */
-static int build(bool allow_userns, scmp_filter_ctx *out)
+/* The filter's rules (DATA: the bool allow_userns). */
+static int rules(scmp_filter_ctx ctx, const void *data)
 {
-	scmp_filter_ctx ctx = *out = seccomp_init(SCMP_ACT_ALLOW);
-	if (!ctx)
-		return -ENOMEM;
-	int r = vr_seccomp_add_compat_arches(ctx);
-	if (r < 0)
-		goto out;
+	bool allow_userns = *(const bool *)data;
+	int r;
 	if ((r = vr_seccomp_deny_terminal_injection(ctx)) < 0)
 		goto out;
 	/* modify_ldt: 16-bit segments, a historic source of kernel leaks, needed
@@ -150,13 +146,7 @@ out:
 
 int vr_sandbox_seccomp_prepare(bool allow_userns, VrSeccompProg *prog)
 {
-	scmp_filter_ctx ctx;
-	int r = build(allow_userns, &ctx);
-	if (r == 0)
-		r = vr_seccomp_export(ctx, prog);
-	if (ctx)
-		seccomp_release(ctx);
-	return r;
+	return vr_seccomp_compile(rules, &allow_userns, prog);
 }
 
 int vr_sandbox_load_seccomp(const VrSandboxSpec *spec)
@@ -165,11 +155,6 @@ int vr_sandbox_load_seccomp(const VrSandboxSpec *spec)
 	 * between "the views are ready" and exec. */
 	if (spec->seccomp.insns)
 		return vr_seccomp_load_prog(&spec->seccomp, 0);
-	scmp_filter_ctx ctx;
-	int r = build(spec->allow_userns, &ctx);
-	if (r == 0)
-		r = seccomp_load(ctx);
-	if (ctx)
-		seccomp_release(ctx);
-	return r;
+	bool allow_userns = spec->allow_userns;
+	return vr_seccomp_compile(rules, &allow_userns, NULL);
 }
