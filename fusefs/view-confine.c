@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/fd-util.h"
 #include "common/log.h"
 #include "fusefs/view-private.h"
 
@@ -48,7 +49,7 @@ static _Noreturn void keeper_main(int wait_fd, dev_t before, const char *mountpo
 	 * owner's EOF. */
 	if (wait_fd != 3 && dup2(wait_fd, 3) < 0)
 		_exit(1);
-	close_range(4, ~0U, 0);
+	vr_close_from(4);
 	char c = 0;
 	while (read(3, &c, 1) < 0 && errno == EINTR)
 		;

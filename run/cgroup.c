@@ -556,7 +556,7 @@ VrCgroup *vr_cgroup_start(const VrLimits *limits, gboolean host_root)
 			dup2(null, 1);
 			/* stderr stays: a warning from the cleanup after a crash. */
 		}
-		close_range(4, ~0U, 0);
+		vr_close_from(4);
 		helper_main(3, limits, host_root);
 	}
 	close(sv[1]);
