@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
+
 static bool same_file(const struct stat *a, const struct stat *b)
 {
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
@@ -65,69 +67,70 @@ static int fail(char **error, int err, char *msg)
 	return -err;
 }
 
+/* NAME in *DFD is a symlink (/dev/stderr, a link to a log kept
+ * elsewhere): followed, but to a file that exists only, so nothing is
+ * created before where it landed was checked. *DFD becomes the directory
+ * it landed in (-1 for a pipe or socket), *WHERE its path. The file's fd,
+ * or -errno (*ERROR says). */
+static int open_symlinked(int *dfd, const char *path, const char *name, char **where, char **error)
+{
+	vr_cleanup_fd int fd = openat(*dfd, name, O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
+	int e = errno;
+	g_autofree char *real = fd >= 0 ? fd_path(fd) : NULL;
+	vr_closep(dfd);
+	*dfd = -1;
+	if (fd < 0 && e == ENOENT)
+		return fail(error, ENOENT, g_strdup_printf("%s: a symlink to a file that does not exist; create "
+		                                           "the file or name it directly", path));
+	if (fd < 0)
+		return fail(error, e, g_strdup_printf("cannot open %s: %s", path, g_strerror(e)));
+	if (!real)
+		return fail(error, EACCES, g_strdup_printf("%s: a symlink that cannot be followed to its end "
+		                                           "(is /proc mounted?)", path));
+	if (real[0] != '/')
+		return vr_steal_fd(&fd); /* a pipe or socket (/dev/stderr): no directory, only itself to check */
+	g_autofree char *rdir = g_path_get_dirname(real);
+	*dfd = open(rdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (*dfd < 0) {
+		e = errno;
+		return fail(error, e, g_strdup_printf("%s: cannot open the directory %s its symlink leads to: %s",
+		                                      path, rdir, g_strerror(e)));
+	}
+	g_free(*where);
+	*where = g_steal_pointer(&real);
+	return vr_steal_fd(&fd);
+}
+
 int vr_audit_file_open(const char *path, const VrAuditUnder *under, size_t n, VrAuditFile *ret, char **error)
 {
 	g_autofree char *dir = g_path_get_dirname(path), *name = g_path_get_basename(path);
 	g_autofree char *where = g_strdup(path);
 	if (!*path || g_str_has_suffix(path, "/") || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 		return fail(error, EISDIR, g_strdup_printf("%s: a directory; name a file", path));
-	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	vr_cleanup_fd int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0) {
 		int e = errno;
 		return fail(error, e, g_strdup_printf("cannot open the directory %s: %s", dir, g_strerror(e)));
 	}
 	/* Before the file is created: a refused log leaves nothing behind. */
 	const VrAuditUnder *hit = under_of(dfd, NULL, under, n);
-	int fd = -1;
+	vr_cleanup_fd int fd = -1;
 	if (!hit) {
 		fd = openat(dfd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
-		if (fd < 0 && errno == ELOOP) {
-			/* A symlink (/dev/stderr, a link to a log kept elsewhere):
-			 * followed, but to a file that exists only, so nothing is
-			 * created before where it landed was checked. */
-			fd = openat(dfd, name, O_WRONLY | O_APPEND | O_NOCTTY | O_CLOEXEC);
-			g_autofree char *real = fd >= 0 ? fd_path(fd) : NULL;
-			close(dfd);
-			dfd = -1;
-			if (fd >= 0 && real && real[0] == '/') {
-				g_autofree char *rdir = g_path_get_dirname(real);
-				dfd = open(rdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-				if (dfd < 0) {
-					int e = errno;
-					close(fd);
-					return fail(error, e, g_strdup_printf("%s: cannot open the directory %s its symlink leads to: %s",
-					                                      path, rdir, g_strerror(e)));
-				}
-				g_free(where);
-				where = g_steal_pointer(&real);
-			} else if (fd >= 0 && !real) {
-				close(fd);
-				return fail(error, EACCES, g_strdup_printf("%s: a symlink that cannot be followed to its end "
-				                                           "(is /proc mounted?)", path));
-			} else if (fd < 0 && errno == ENOENT) {
-				return fail(error, ENOENT, g_strdup_printf("%s: a symlink to a file that does not exist; create "
-				                                           "the file or name it directly", path));
-			}
-		}
+		if (fd < 0 && errno == ELOOP && (fd = open_symlinked(&dfd, path, name, &where, error)) < 0)
+			return fd;
 		if (fd < 0) {
 			int e = errno;
-			if (dfd >= 0)
-				close(dfd);
 			return fail(error, e, g_strdup_printf("cannot open %s: %s", path, g_strerror(e)));
 		}
 		struct stat st;
 		if (fstat(fd, &st) == 0)
 			hit = under_of(dfd, &st, under, n);
 	}
-	if (hit) {
-		if (fd >= 0)
-			close(fd);
-		if (dfd >= 0)
-			close(dfd);
+	if (hit)
 		return fail(error, EACCES, g_strdup_printf("%s is inside %s %s: %s; name a file outside it", where,
 		                                           hit->what, hit->dir, hit->why));
-	}
-	*ret = (VrAuditFile){fd, dfd, g_steal_pointer(&where)};
+	*ret = (VrAuditFile){vr_steal_fd(&fd), vr_steal_fd(&dfd), g_steal_pointer(&where)};
 	return 0;
 }
 
