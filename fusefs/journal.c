@@ -38,6 +38,7 @@ static struct {
 	uint64_t max_size, used;
 	uint64_t next_object, seq;
 	bool cap_noted;
+	bool append_failed; /* said once: a full disk fails every record after */
 	GHashTable *modified; /* (dev, ino) → Kept: whose original is kept (or skipped) */
 	/* ino → object number + 1: removed files kept as a hard link. All on
 	 * objects_dev (a link cannot cross file systems), so the inode number
@@ -80,8 +81,11 @@ static GString *record_new(const char *op, const char *rel)
 
 static void manifest_append(const char *buf, size_t len)
 {
-	if (vr_write_all(J.manifest_fd, buf, len) < 0)
-		vr_log(0, "journal: cannot append to the manifest: %s", g_strerror(errno));
+	if (vr_write_all(J.manifest_fd, buf, len) < 0 && !J.append_failed) {
+		J.append_failed = true;
+		vr_log(0, "journal: cannot append to the manifest: %s; vault-run undo will not know of this "
+		       "run's later changes", g_strerror(errno));
+	}
 }
 
 /* One write(2) per record on an O_APPEND fd: a kill -9 leaves whole lines,
@@ -256,7 +260,7 @@ int vr_journal_start(int dir_fd, uint64_t max_size, int root_fd, const char *pro
 		                    "serves one run)");
 	J.max_size = max_size ? max_size : VR_JOURNAL_DEFAULT_MAX;
 	J.used = J.next_object = J.seq = 0;
-	J.cap_noted = false;
+	J.cap_noted = J.append_failed = false;
 	J.modified = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
 	                                   (GDestroyNotify)g_bytes_unref, g_free);
 	J.linked = g_hash_table_new(g_direct_hash, g_direct_equal);

@@ -54,7 +54,11 @@ elapsed=$(($(date +%s) - t0))
 cat "$T/closed.err"
 vr_check "closed: vault-run exits 125 (not the timeout's 124): the agent was stopped" test "$rc" = 125
 vr_check "closed: promptly (${elapsed} s after the disk filled)" test "$elapsed" -le 20
-vr_check "closed: exactly one line from vault-run" test "$(grep -c '^vault-run' "$T/closed.err")" = 1
+# The undo journal shares the full disk: whether one of its writes comes
+# before the stop is a matter of timing, and it says so at most once.
+vr_check "closed: exactly one line from vault-run (and the journal's at most once)" \
+	test "$(grep -v '^vault-run: journal: cannot append to the manifest' "$T/closed.err" | grep -c '^vault-run')" = 1 \
+	-a "$(grep -c '^vault-run: journal:' "$T/closed.err")" -le 1
 vr_check "closed: it names the log, the reason and the mode" \
 	grep -qF "vault-run: cannot write the audit log $LOG: No space left on device; stopping the agent (--audit-fail=closed)" "$T/closed.err"
 vr_check_not "closed: the agent did not go on" grep -q agent-done "$T/closed.out"
