@@ -1,7 +1,9 @@
 /* The subcommands' option parsing (cli/options.h, GOptionContext):
  * --opt=VALUE and --opt VALUE alike, strict mode stops at the first
  * operand as getopt's "+" did, "--" ends the options and is dropped,
- * rule options keep their order, an unknown option is one error. */
+ * rule options keep their order, an unknown option is one error.
+ * The argument vectors are the tests' own arrays of literals: the parser
+ * takes out what it parsed without freeing it, as with a real argv. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -43,8 +45,7 @@ static void equals_form_and_operands(void **state)
 {
 	(void)state;
 	const char *in[] = {"test", "--project=/p", "a", "-f", "--", "--force", NULL};
-	g_auto(GStrv) args = g_strdupv((char **)in);
-	char **argv = args;
+	char **argv = (char **)in;
 	int argc = 6, status = -1;
 	Got g = {0};
 	assert_true(parse(&g, FALSE, &argc, &argv, &status));
@@ -60,8 +61,7 @@ static void strict_stops_at_the_first_operand(void **state)
 {
 	(void)state;
 	const char *in[] = {"test", "--project", "/p", "a", "--force", "--", NULL};
-	g_auto(GStrv) args = g_strdupv((char **)in);
-	char **argv = args;
+	char **argv = (char **)in;
 	int argc = 6, status = -1;
 	Got g = {0};
 	assert_true(parse(&g, TRUE, &argc, &argv, &status));
@@ -76,8 +76,7 @@ static void rules_keep_their_order(void **state)
 {
 	(void)state;
 	const char *in[] = {"test", "--hide=*.log", "--show", "keep.log", "--readonly", "Makefile", NULL};
-	g_auto(GStrv) args = g_strdupv((char **)in);
-	char **argv = args;
+	char **argv = (char **)in;
 	int argc = 6, status = -1;
 	Got g = {0};
 	assert_true(parse(&g, FALSE, &argc, &argv, &status));
@@ -95,23 +94,20 @@ static void help_and_errors(void **state)
 {
 	(void)state;
 	const char *help[] = {"test", "-h", NULL};
-	g_auto(GStrv) a1 = g_strdupv((char **)help);
-	char **argv = a1;
+	char **argv = (char **)help;
 	int argc = 2, status = -1;
 	Got g = {0};
 	assert_false(parse(&g, FALSE, &argc, &argv, &status));
 	assert_int_equal(status, VR_EXIT_OK);
 	got_clear(&g);
 	const char *bad[] = {"test", "--nope", NULL};
-	g_auto(GStrv) a2 = g_strdupv((char **)bad);
-	argv = a2;
+	argv = (char **)bad;
 	argc = 2;
 	assert_false(parse(&g, FALSE, &argc, &argv, &status));
 	assert_int_equal(status, VR_EXIT_ERROR);
 	got_clear(&g);
 	const char *missing[] = {"test", "--project", NULL};
-	g_auto(GStrv) a3 = g_strdupv((char **)missing);
-	argv = a3;
+	argv = (char **)missing;
 	argc = 2;
 	assert_false(parse(&g, FALSE, &argc, &argv, &status));
 	assert_int_equal(status, VR_EXIT_ERROR);
