@@ -7,10 +7,19 @@
  * thread only: from a request handler they can wait on a directory lock the
  * kernel holds for that very request.
  *
- * Two triggers: pressure (more inodes than the high mark, evict_marks():
- * the least recently looked-up ones go, down to the low mark; a lookup that
- * hits EMFILE wakes the thread at once) and age (no lookup for IDLE_US,
- * once the table is past the low mark). */
+ * One trigger: pressure (more inodes than the high mark, evict_marks(); a
+ * lookup that hits EMFILE wakes the thread at once). Files go first, down
+ * to the low mark, directory by directory (by_cost), and directories only
+ * when files are not enough: invalidating a directory's entry drops
+ * everything the kernel caches below it (d_invalidate), so one old
+ * directory would take a whole warm subtree with it.
+ *
+ * Nothing is evicted for age alone. With long cache timeouts (host-watch.c)
+ * the kernel serves a warm tree without looking anything up, so "not looked
+ * up for minutes" says nothing about whether it is used; evicting idle
+ * entries made every walk that came two minutes after the last one as slow
+ * as the first (docs/PERFORMANCE.md, issue 19). Memory is the kernel's to
+ * manage: under memory pressure it drops dentries and sends FORGET itself. */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -20,13 +29,13 @@
 #include "fusefs/view-private.h"
 
 #define PERIOD_MS 500
-#define IDLE_US (120 * G_USEC_PER_SEC)
-#define IDLE_CHECK_US (10 * G_USEC_PER_SEC)
 
 typedef struct {
-	fuse_ino_t parent;
+	VrInode *parent;  /* pinned (nlookup) until its entry is invalidated */
 	char *name;
 	gint64 last_used;
+	gint64 parent_used; /* the parent's last lookup: files go by directory */
+	bool dir;
 } Victim;
 
 static struct {
@@ -39,14 +48,27 @@ static struct {
 	atomic_bool stopping;       /* read between notifications, without the lock */
 	uint64_t rounds;            /* guarded by lock: eviction passes done */
 	atomic_size_t high;         /* table size that triggers pressure eviction */
-	gint64 last_idle_check;     /* evictor thread only */
 } E = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
        .evicted = PTHREAD_COND_INITIALIZER};
 
-static int by_age(const void *a, const void *b)
+#define CMP(a, b) (((a) > (b)) - ((a) < (b)))
+
+/* Files before directories; files grouped by directory, the directory
+ * looked up longest ago first: invalidating any entry also drops the
+ * listing the kernel keeps of its directory (fuse_reverse_inval_entry
+ * marks the directory changed), so evicting a directory's files together
+ * costs one listing, not one per directory touched. Then oldest first. */
+static int by_cost(const void *a, const void *b)
 {
 	const Victim *x = a, *y = b;
-	return (x->last_used > y->last_used) - (x->last_used < y->last_used);
+	if (x->dir != y->dir)
+		return x->dir ? 1 : -1;
+	if (!x->dir && x->parent != y->parent) {
+		if (x->parent_used != y->parent_used)
+			return CMP(x->parent_used, y->parent_used);
+		return CMP((uintptr_t)x->parent, (uintptr_t)y->parent);
+	}
+	return CMP(x->last_used, y->last_used);
 }
 
 static size_t fd_limit(void)
@@ -59,8 +81,10 @@ static size_t fd_limit(void)
 
 /* Open files, directory streams and the daemon's own fds need room too:
  * under a small limit inodes may use half of it before the oldest go (down
- * to a quarter); under a large one all but an eighth (down to half), so a
- * 10k-file tree stays cached under a limit of 20,000. */
+ * to a quarter); under a large one all but an eighth, down to three
+ * quarters, so a tree that fits stays cached and one that does not loses
+ * no more than it must (a 15k-entry tree under a limit of 20,000 kept
+ * whole through an untar of 4,000 files beside it). */
 static void evict_marks(size_t limit, size_t *high, size_t *low)
 {
 	if (limit < 4096) {
@@ -68,7 +92,7 @@ static void evict_marks(size_t limit, size_t *high, size_t *low)
 		*low = limit / 4;
 	} else {
 		*high = limit - limit / 8;
-		*low = limit / 2;
+		*low = limit - limit / 4;
 	}
 }
 
@@ -79,23 +103,20 @@ static void evict_once(bool urgent)
 	size_t high, low;
 	evict_marks(limit, &high, &low);
 	atomic_store(&E.high, high);
-	gint64 now = g_get_monotonic_time();
 
 	pthread_mutex_lock(&v->table_lock);
 	/* Inodes hold an fd each, some a second one (create_fd). */
 	size_t n = g_hash_table_size(v->table) + atomic_load(&v->create_fds);
-	bool pressure = urgent || n > high;
-	/* Age alone evicts only past the low mark: with long cache timeouts
-	 * (host-watch.c) the kernel serves a warm tree without lookups, so
-	 * "not looked up for a while" does not mean "cold". */
-	bool idle_check = now - E.last_idle_check > IDLE_CHECK_US && n > low;
-	if (!pressure && !idle_check) {
+	if (!urgent && n <= high) {
 		pthread_mutex_unlock(&v->table_lock);
 		return;
 	}
-	if (idle_check)
-		E.last_idle_check = now;
 	GArray *victims = g_array_sized_new(FALSE, FALSE, sizeof(Victim), (guint)MIN(n, 65536));
+	/* An entry's parent pointer may outlive the parent (a file kept open
+	 * after its directory went): only parents still in the table are used,
+	 * and pinned, so no id of a freed inode — perhaps reused for a file,
+	 * which made the kernel answer ENOTDIR — is ever sent. */
+	g_autoptr(GHashTable) live = vr_inode_live_set(v);
 	GHashTableIter it;
 	gpointer key;
 	g_hash_table_iter_init(&it, v->table);
@@ -103,31 +124,35 @@ static void evict_once(bool urgent)
 		VrInode *i = key;
 		if (i == &v->root || !i->name || !i->parent || i->nlookup == 0)
 			continue;
-		gint64 used = atomic_load(&i->last_used);
-		if (!pressure && now - used < IDLE_US)
+		if (i->parent != &v->root && !g_hash_table_contains(live, i->parent))
 			continue;
 		Victim vi = {
-			.parent = i->parent == &v->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)i->parent,
+			.parent = i->parent,
 			.name = g_strdup(i->name),
-			.last_used = used,
+			.last_used = atomic_load(&i->last_used),
+			.parent_used = atomic_load(&i->parent->last_used),
+			.dir = S_ISDIR(i->type),
 		};
+		if (vi.parent != &v->root)
+			vi.parent->nlookup++;
 		g_array_append_val(victims, vi);
 	}
 	pthread_mutex_unlock(&v->table_lock);
 
-	size_t take = victims->len;
-	if (pressure) {
-		qsort(victims->data, victims->len, sizeof(Victim), by_age);
-		take = n > low ? MIN(victims->len, n - low) : 0;
-		if (urgent && take == 0)
-			take = MIN(victims->len, (size_t)64);
-	}
+	qsort(victims->data, victims->len, sizeof(Victim), by_cost);
+	size_t take = n > low ? MIN(victims->len, n - low) : 0;
+	if (urgent && take == 0)
+		take = MIN(victims->len, (size_t)64);
 	for (size_t k = 0; k < victims->len; k++) {
 		Victim *vi = &g_array_index(victims, Victim, k);
 		/* ENOENT (the kernel no longer knows the parent or the name)
 		 * and the rest are fine: this is only a hint to drop a cache. */
-		if (k < take && !atomic_load(&E.stopping))
-			fuse_lowlevel_notify_inval_entry(v->se, vi->parent, vi->name, strlen(vi->name));
+		if (k < take && !atomic_load(&E.stopping)) {
+			fuse_ino_t pid = vi->parent == &v->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)vi->parent;
+			fuse_lowlevel_notify_inval_entry(v->se, pid, vi->name, strlen(vi->name));
+			vr_count_note(VR_NOTE_EVICT_ENTRY);
+		}
+		vr_inode_forget(vi->parent, 1);
 		g_free(vi->name);
 	}
 	g_array_free(victims, TRUE);
@@ -165,7 +190,6 @@ int vr_evict_start(VrView *v)
 	E.stop = E.urgent = false;
 	atomic_store(&E.stopping, false);
 	E.rounds = 0;
-	E.last_idle_check = g_get_monotonic_time();
 	size_t high, low;
 	evict_marks(fd_limit(), &high, &low);
 	atomic_store(&E.high, high);

@@ -142,6 +142,8 @@ VrWatchResult vr_watch_dir(VrInode *dir)
 			g_hash_table_insert(W.wds, GINT_TO_POINTER(wd), dir);
 			atomic_store(&dir->watched, true);
 			r = VR_WATCH_NEW;
+		} else if (errno == ENOSPC) {
+			vr_count_note(VR_NOTE_WATCH_FULL);
 		}
 	}
 	pthread_mutex_unlock(&W.lock);
@@ -277,29 +279,50 @@ typedef struct {
 	bool names_changed;    /* a rename or removal: file handles check their names again */
 } Batch;
 
+/* pinned: the parent's VrInode, held (vr_inode_pin_live) until the
+ * notification is out, so its id cannot be reused meanwhile for another
+ * inode — a file there made the kernel answer ENOTDIR, which libfuse
+ * prints on the terminal. NULL for the root and for ids that are hints. */
 typedef struct {
 	fuse_ino_t parent;
+	VrInode *pinned;
 	char *name;
 } Entry;
 
 static void entry_free(gpointer p)
 {
 	Entry *e = p;
+	if (e->pinned)
+		vr_inode_forget(e->pinned, 1);
 	g_free(e->name);
 	g_free(e);
 }
 
-static void batch_entry(Batch *b, fuse_ino_t parent, const char *name)
+static void batch_entry_id(Batch *b, fuse_ino_t parent, VrInode *pinned, const char *name)
 {
 	char *key = g_strdup_printf("%" G_GUINT64_FORMAT "/%s", (guint64)parent, name);
 	if (g_hash_table_contains(b->entries, key)) {
 		g_free(key);
+		if (pinned)
+			vr_inode_forget(pinned, 1);
 		return;
 	}
 	Entry *e = g_new(Entry, 1);
 	e->parent = parent;
+	e->pinned = pinned;
 	e->name = g_strdup(name);
 	g_hash_table_insert(b->entries, key, e);
+}
+
+/* NAME in DIR, a directory this module watches (called with W.lock held,
+ * so DIR is not freed under us). A directory the kernel has forgotten
+ * meanwhile has no entries left to drop. */
+static void batch_entry(Batch *b, VrInode *dir, const char *name)
+{
+	if (dir == &W.v->root)
+		batch_entry_id(b, FUSE_ROOT_ID, NULL, name);
+	else if (vr_inode_pin_live(dir))
+		batch_entry_id(b, node_id(dir), dir, name);
 }
 
 static void batch_inode(Batch *b, fuse_ino_t ino, bool pages)
@@ -381,6 +404,7 @@ static void handle_event_at(Batch *b, const struct inotify_event *ev, gint64 sin
 {
 	if (ev->mask & IN_Q_OVERFLOW) {
 		atomic_fetch_add(&W.overflows, 1);
+		vr_count_note(VR_NOTE_WATCH_OVERFLOW);
 		b->all = true;
 		return;
 	}
@@ -424,7 +448,7 @@ static void handle_event_at(Batch *b, const struct inotify_event *ev, gint64 sin
 				pthread_mutex_unlock(&W.v->table_lock);
 			}
 			if (!known || (ev->mask & (IN_DELETE | IN_MOVED_FROM)))
-				batch_entry(b, dir_id, name);
+				batch_entry(b, dir, name);
 			/* A host symlink whose name a rule covers (links.c): the
 			 * kernel drops what it caches of its target. */
 			VrInode *lt, *lp;
@@ -432,7 +456,7 @@ static void handle_event_at(Batch *b, const struct inotify_event *ev, gint64 sin
 			if (appeared && vr_links_host_changed(dir, name, &lt, &lp, &ln)) {
 				batch_inode(b, node_id(lt), true);
 				if (lp && ln)
-					batch_entry(b, node_id(lp), ln);
+					batch_entry_id(b, node_id(lp), NULL, ln);
 			}
 			if (ev->mask & (IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
 				b->names_changed = true;
@@ -461,17 +485,32 @@ static void handle_event_at(Batch *b, const struct inotify_event *ev, gint64 sin
 static void batch_everything(Batch *b)
 {
 	VrView *v = W.v;
+	g_autoptr(GPtrArray) parents = g_ptr_array_new();
+	g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
 	pthread_mutex_lock(&v->table_lock);
+	g_autoptr(GHashTable) live = vr_inode_live_set(v);
 	GHashTableIter it;
 	gpointer key;
 	g_hash_table_iter_init(&it, v->table);
 	while (g_hash_table_iter_next(&it, &key, NULL)) {
 		VrInode *i = key;
 		batch_inode(b, node_id(i), true);
-		if (i != &v->root && i->parent && i->name)
-			batch_entry(b, node_id(i->parent), i->name);
+		/* A parent pointer may outlive its inode: only one still in
+		 * the table (looked up by pointer, never dereferenced) is
+		 * pinned and named; the others have no entries left. */
+		if (i != &v->root && i->parent && i->name &&
+		    (i->parent == &v->root || g_hash_table_contains(live, i->parent))) {
+			if (i->parent != &v->root)
+				i->parent->nlookup++; /* pinned, table lock held */
+			g_ptr_array_add(parents, i->parent);
+			g_ptr_array_add(names, g_strdup(i->name));
+		}
 	}
 	pthread_mutex_unlock(&v->table_lock);
+	for (guint k = 0; k < parents->len; k++) {
+		VrInode *p = parents->pdata[k];
+		batch_entry_id(b, node_id(p), p == &v->root ? NULL : p, names->pdata[k]);
+	}
 }
 
 static void batch_send(Batch *b)
@@ -484,11 +523,13 @@ static void batch_send(Batch *b)
 		Entry *e = val;
 		/* ENOENT (the kernel holds no such entry) is the common answer. */
 		fuse_lowlevel_notify_inval_entry(se, e->parent, e->name, strlen(e->name));
+		vr_count_note(VR_NOTE_WATCH_ENTRY);
 	}
 	g_hash_table_iter_init(&it, b->inodes);
 	while (g_hash_table_iter_next(&it, &k, &val) && !atomic_load(&W.stopping)) {
 		bool pages = GPOINTER_TO_INT(val) == 2;
 		fuse_lowlevel_notify_inval_inode(se, (fuse_ino_t)(uintptr_t)k, pages ? 0 : -1, 0);
+		vr_count_note(pages ? VR_NOTE_WATCH_PAGES : VR_NOTE_WATCH_INODE);
 	}
 }
 

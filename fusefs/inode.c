@@ -163,6 +163,30 @@ void vr_inode_pin(VrInode *inode)
 	pthread_mutex_unlock(&v->table_lock);
 }
 
+bool vr_inode_pin_live(VrInode *inode)
+{
+	VrView *v = vr_view;
+	if (inode == &v->root)
+		return true;
+	pthread_mutex_lock(&v->table_lock);
+	bool live = inode->nlookup > 0;
+	if (live)
+		inode->nlookup++;
+	pthread_mutex_unlock(&v->table_lock);
+	return live;
+}
+
+GHashTable *vr_inode_live_set(VrView *v)
+{
+	GHashTable *set = g_hash_table_new(NULL, NULL);
+	GHashTableIter it;
+	gpointer key;
+	g_hash_table_iter_init(&it, v->table);
+	while (g_hash_table_iter_next(&it, &key, NULL))
+		g_hash_table_add(set, key);
+	return set;
+}
+
 char *vr_inode_relpath(VrInode *inode)
 {
 	pthread_mutex_lock(&vr_view->table_lock);

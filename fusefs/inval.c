@@ -44,8 +44,10 @@ static void *inval_main(void *arg)
 		for (guint k = 0; k < batch->len; k++) {
 			VrInode *inode = batch->pdata[k];
 			/* ENOENT: the kernel forgot the inode, and its pages. */
-			if (!atomic_load(&I.stopping))
+			if (!atomic_load(&I.stopping)) {
 				fuse_lowlevel_notify_inval_inode(I.v->se, node_id(inode), 0, 0);
+				vr_count_note(VR_NOTE_PAGES_DROPPED);
+			}
 			vr_inode_forget(inode, 1);
 		}
 		g_ptr_array_unref(batch);

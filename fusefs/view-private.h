@@ -133,6 +133,13 @@ void vr_inode_forget(VrInode *inode, uint64_t n);
 /* One more reference, dropped with vr_inode_forget(inode, 1): keeps an
  * inode alive past the reply, after which the kernel may forget it. */
 void vr_inode_pin(VrInode *inode);
+/* The same for an inode whose memory the caller knows is still allocated
+ * (a watched directory under the watch lock) but which the kernel may
+ * have forgotten: false, and no reference, when it has. */
+bool vr_inode_pin_live(VrInode *inode);
+/* With the table lock held: the inodes of the table as a set of pointers,
+ * to test a pointer that may be stale (a parent) without dereferencing it. */
+GHashTable *vr_inode_live_set(VrView *v);
 char *vr_inode_relpath(VrInode *inode);          /* copy, g_free it */
 VrDecision vr_inode_decision(VrInode *inode);
 /* After a rename through the view: the moved object and, for a directory,
@@ -372,6 +379,26 @@ int vr_view_init(VrView *v, const VrViewOptions *opts);
 void vr_view_free(VrView *v);
 /* The ops table: every op of ops-*.c (vr_view_run adds INIT). */
 void vr_view_ops(struct fuse_lowlevel_ops *ops);
+/* req-count.c: requests per opcode and the notifications sent back
+ * (docs/PERFORMANCE.md measures with them). */
+typedef enum {
+	VR_NOTE_WATCH_ENTRY,    /* host watch: a name dropped */
+	VR_NOTE_WATCH_INODE,    /* host watch: attributes dropped */
+	VR_NOTE_WATCH_PAGES,    /* host watch: attributes, pages and listing dropped */
+	VR_NOTE_WATCH_OVERFLOW, /* inotify queue overflows (everything dropped) */
+	VR_NOTE_WATCH_FULL,     /* directories left unwatched: no watch could be added */
+	VR_NOTE_EVICT_ENTRY,    /* evictor: a cold name dropped */
+	VR_NOTE_PAGES_DROPPED,  /* inval.c: pages after a refused write */
+	VR_NOTE_N
+} VrNote;
+void vr_count_note(VrNote n);
+/* Replaces each handler ops has with one that counts, then calls it. */
+void vr_count_wrap(struct fuse_lowlevel_ops *ops);
+/* `"requests":{...},"notifications":{...}` (JSON members, zeros left out);
+ * async-signal-safe. The length written. */
+size_t vr_count_format(char *buf, size_t cap);
+/* SIGUSR1 prints the counts so far as one JSON line on stderr. */
+void vr_count_dump_on_signal(void);
 
 /* ops-*.c fill their part of the table. */
 void vr_ops_dir(struct fuse_lowlevel_ops *ops);

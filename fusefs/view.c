@@ -151,11 +151,12 @@ static char *make_run_id(void)
 	                       b[5], b[6], b[7]);
 }
 
-static void marker(const char *op, uint64_t lookups)
+/* The unmount marker also carries the run's request counts (counts). */
+static void marker(const char *op, uint64_t lookups, const char *counts)
 {
 	g_autofree char *json = g_strdup_printf(
-		"{\"op\":\"%s\",\"path\":\"\",\"result\":\"ok\",\"pid\":%d,\"lookups\":%" G_GUINT64_FORMAT "}",
-		op, (int)getpid(), lookups);
+		"{\"op\":\"%s\",\"path\":\"\",\"result\":\"ok\",\"pid\":%d,\"lookups\":%" G_GUINT64_FORMAT "%s%s}",
+		op, (int)getpid(), lookups, counts ? "," : "", counts ? counts : "");
 	vr_audit_emit_raw(json, strlen(json));
 }
 
@@ -239,6 +240,7 @@ static int new_session(VrView *v)
 	const VrViewOptions *opts = v->opts;
 	struct fuse_lowlevel_ops ops = {.init = vr_ll_init};
 	vr_view_ops(&ops);
+	vr_count_wrap(&ops);
 	/* default_permissions: the kernel checks mode bits against the
 	 * presented owner before a request reaches the daemon, so another uid
 	 * let in by allow_other gets no more than the modes say, and a
@@ -277,7 +279,7 @@ static int start_audit(VrView *v, const char *run_id)
 		                       run_id);
 	if (ret < 0)
 		return ret;
-	marker("mount", 0);
+	marker("mount", 0, NULL);
 	atomic_store(&audit_stop_se, v->se);
 	/* A log that cannot be written stops the run before the agent starts. */
 	vr_audit_sync(2000);
@@ -322,6 +324,8 @@ int vr_view_run(const VrViewOptions *opts)
 	}
 	if ((ret = new_session(&v)) < 0)
 		goto out_table;
+	if (opts->foreground_signals)
+		vr_count_dump_on_signal();
 	/* Resolved before mounting: afterwards a stat of the mount point would
 	 * wait for the INIT reply this thread has not sent yet. */
 	mountpoint_abs = realpath(opts->mountpoint, NULL);
@@ -375,7 +379,10 @@ out_unmount:
 		vr_view_unmount(v.se);
 	else
 		vr_view_keep_mount();
-	marker("unmount", atomic_load(&v.n_lookups));
+	char counts[2048];
+	vr_count_format(counts, sizeof counts);
+	marker("unmount", atomic_load(&v.n_lookups), counts);
+	vr_info("view of %s: %s", opts->project, counts);
 out_signals:
 	if (opts->foreground_signals)
 		fuse_remove_signal_handlers(v.se);

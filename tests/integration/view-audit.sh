@@ -41,12 +41,16 @@ vr_mount "$P" "$M" --audit "$T/reads.jsonl" || vr_skip "cannot mount a FUSE view
 session
 exec 8>>"$M/held.txt"   # still open at SIGTERM: the kernel will not release it in time
 printf 'ab' >&8
+# The request counters (fusefs/req-count.c): SIGUSR1 prints them so far.
+kill -USR1 "$VR_MOUNT_PID"
+vr_check "SIGUSR1 prints the request counts" view_wait_grep "$T/mount.err" '^{"requests":{.*"create":2'
 vr_unmount   # SIGTERM: the writer must drain before exit
 exec 8>&-
 L="$T/reads.jsonl"
 cat "$L"
 vr_check "every line is valid JSON with the schema" schema_ok "$L"
 vr_check "mount and unmount markers" sh -c "grep -q '\"op\":\"mount\"' '$L' && grep -q '\"op\":\"unmount\"' '$L'"
+vr_check "the unmount marker counts the requests by opcode" grep -q '"op":"unmount".*"requests":{"lookup":[1-9][0-9]*,.*"create":2,' "$L"
 vr_check "the hidden lookup is logged with its rule" grep -q '"op":"lookup","path":".env","result":"hidden","rule":".env","rule_kind":"hide","rule_source":"built-in' "$L"
 vr_check "the read-only refusal is logged" grep -q '"path":".git/config","result":"readonly"' "$L"
 vr_check "refusals carry the process" grep -q '"result":"hidden".*"pid":[0-9]*,"comm":"cat"' "$L"
