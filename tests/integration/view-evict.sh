@@ -39,6 +39,26 @@ for pass in 1 2; do
 	vr_check_not "walk $pass: no read errors" test -s "$T/cat.err"
 done
 head -3 "$T/find.err" "$T/cat.err"
+# Files go before directories (evict.c): invalidating a directory's entry
+# drops its whole subtree, so under pressure the directories stay and a
+# walk of them alone looks none of them up again. (Oldest first, as it
+# was, evicted the directories: they are looked up before their files.)
+counts() {
+	local n; n=$(grep -c '^{"requests"' "$T/mount.err" || true)
+	kill -USR1 "$VR_MOUNT_PID"
+	for _ in $(seq 1 100); do
+		[ "$(grep -c '^{"requests"' "$T/mount.err" || true)" -gt "$n" ] && break
+		sleep 0.02
+	done
+	grep '^{"requests"' "$T/mount.err" | tail -1 | sed -n 's/.*"lookup":\([0-9]*\).*/\1/p'
+}
+sleep 1 # the evictor's last round (PERIOD_MS) is over
+before=$(counts)
+nd=$(find "$M" -mindepth 1 -type d | wc -l)
+after=$(counts)
+vr_check "the directories are all there ($nd)" test "$nd" = "$N_DIRS"
+vr_check "and were still cached: $((after - before)) lookups (< 5)" test "$((after - before))" -lt 5
+vr_check "evictions were counted" grep -q '"evict_inval_entry":[1-9]' <(kill -USR1 "$VR_MOUNT_PID"; sleep 0.3; tail -1 "$T/mount.err")
 nfd=$(ls "/proc/$VR_MOUNT_PID/fd" | wc -l)
 vr_check "the daemon stays under its limit ($nfd fds)" test "$nfd" -lt 512
 vr_unmount
