@@ -30,6 +30,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
@@ -55,6 +56,7 @@ static struct {
 	pthread_mutex_t lock;   /* guards wds, fs_ok and every inode's wd; taken before table_lock */
 	GHashTable *wds;        /* wd → VrInode* */
 	GHashTable *fs_ok;      /* st_dev → GINT_TO_POINTER(1 watchable, 2 not) */
+	unsigned max;           /* tests: watches allowed (VR_VIEW_WATCH_MAX), 0: no cap */
 	atomic_uint_fast64_t overflows;
 } W = {.ifd = -1, .stopfd = -1, .lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -107,6 +109,10 @@ int vr_watch_init(VrView *v)
 		W.ifd = -1;
 		return 0;
 	}
+	/* Tests: fs.inotify.max_user_watches is global to the machine, so
+	 * running out of watches is simulated by a cap of our own. */
+	const char *max = secure_getenv("VR_VIEW_WATCH_MAX");
+	W.max = max ? (unsigned)strtoul(max, NULL, 10) : 0;
 	W.wds = g_hash_table_new(NULL, NULL);
 	W.fs_ok = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
 	W.enabled = true;
@@ -136,7 +142,11 @@ VrWatchResult vr_watch_dir(VrInode *dir)
 	if (ok == 1) {
 		char proc[64];
 		vr_proc_path(proc, dir->fd);
-		int wd = inotify_add_watch(W.ifd, proc, WATCH_MASK);
+		int wd = -1;
+		if (W.max && g_hash_table_size(W.wds) >= W.max)
+			errno = ENOSPC;
+		else
+			wd = inotify_add_watch(W.ifd, proc, WATCH_MASK);
 		if (wd >= 0) {
 			dir->wd = wd;
 			g_hash_table_insert(W.wds, GINT_TO_POINTER(wd), dir);

@@ -14,6 +14,11 @@
 #    (every open asks the daemon), and with it (no-open mode: the kernel
 #    may serve pages it already holds, bytes the agent has seen) as soon as
 #    the watch has seen the rename (docs/SECURITY.md, host-side edits).
+# The same with the watch on but out of watches (VR_VIEW_WATCH_MAX=1: only
+# the root is watched; fs.inotify.max_user_watches is global, so the limit
+# is simulated): the directories past the limit fall back to the short
+# timeouts (names 0 s in no-open mode, attributes and listings 1 s), as
+# docs/view.md says, and behave as without the watch.
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/view-lib.sh"
 vr_require_fuse
@@ -38,11 +43,12 @@ poll() {
 	return 1
 }
 
-for mode in watch nowatch; do
+for mode in watch nowatch cap; do
 	noWatch=0; [ "$mode" = nowatch ] && noWatch=1
+	cap=0; [ "$mode" = cap ] && cap=1
 	# --- 1. caching ---
 	make_project
-	VR_VIEW_NO_WATCH=$noWatch vr_mount "$P" "$M" --audit "$T/$mode.jsonl" ||
+	VR_VIEW_WATCH_MAX=$cap VR_VIEW_NO_WATCH=$noWatch vr_mount "$P" "$M" --audit "$T/$mode.jsonl" ||
 		vr_skip "cannot mount a FUSE view here"
 	ls -l "$M/d" >/dev/null
 	sleep 1.5 # past the 1 s fallback timeouts
@@ -55,13 +61,15 @@ for mode in watch nowatch; do
 		vr_check "watch: the second listing is served from the kernel's cache ($n lookups)" \
 			test "${n:-999}" -lt 140
 	else
-		vr_check "control, no watch: the second listing looks the names up again ($n lookups)" \
+		vr_check "control, $mode: the second listing looks the names up again ($n lookups)" \
 			test "${n:-0}" -ge 200
 	fi
+	[ "$mode" = cap ] && vr_check "cap: the directories past the limit were counted" \
+		grep -q '"op":"unmount".*"watch_limit":[1-9]' "$T/$mode.jsonl"
 
 	# --- 2. freshness ---
 	make_project
-	VR_VIEW_NO_WATCH=$noWatch vr_mount "$P" "$M" || vr_skip "cannot mount a FUSE view here"
+	VR_VIEW_WATCH_MAX=$cap VR_VIEW_NO_WATCH=$noWatch vr_mount "$P" "$M" || vr_skip "cannot mount a FUSE view here"
 	cat "$M/d/a.txt" >/dev/null; stat "$M/d/a.txt" >/dev/null
 	test -e "$M/d/new.txt" || true   # a cached miss
 	ls "$M/d" >/dev/null             # a cached listing
