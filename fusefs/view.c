@@ -96,6 +96,14 @@ static void vr_ll_init(void *userdata, struct fuse_conn_info *conn)
 	 * is seen when the inode is invalidated (host-watch.c) or evicted. */
 	if (conn->capable & FUSE_CAP_POSIX_ACL)
 		conn->want |= FUSE_CAP_POSIX_ACL;
+	/* Symlink targets in the kernel's page cache: a readlink that
+	 * reaches the daemon also marks the link's atime stale, so each walk
+	 * cost a READLINK per symlink and the next lstat a GETATTR (issue 19).
+	 * A symlink's target never changes in place; replacing it on the host
+	 * is a new inode, which the host watch reports. At level "all" every
+	 * readlink is an event, so there the kernel asks each time. */
+	if ((conn->capable & FUSE_CAP_CACHE_SYMLINKS) && vr_view->opts->audit_level < VR_AUDIT_ALL)
+		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 	/* Write-back caching would let the kernel merge writes the daemon
 	 * must see in order; keep writes synchronous. */
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;

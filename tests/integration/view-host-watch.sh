@@ -4,10 +4,13 @@
 # 1. caching: a listing repeated after the 1 s fallback timeout costs no
 #    lookups when the host watch is on (the unmount marker counts them);
 #    control: with the watch off (VR_VIEW_NO_WATCH=1) it costs them again;
+#    a symlink's target is asked once (FUSE_CAP_CACHE_SYMLINKS), in every
+#    mode; control: at audit level all each readlink is an event, asked
+#    each time;
 # 2. freshness, with the watch on and off: host edits to content, modes,
-#    ACLs, a name looked up as missing, a listed directory, a deleted file
-#    are seen inside within 5 s (with the watch on the kernel would otherwise
-#    keep them for an hour);
+#    ACLs, a name looked up as missing, a listed directory, a deleted file,
+#    a symlink replaced by one to elsewhere are seen inside within 5 s (with
+#    the watch on the kernel would otherwise keep them for an hour);
 # 3. a directory the host renames to a hidden name (.ssh/) is unreadable
 #    inside through names the kernel still caches: a file never read
 #    before at once; one the agent had read at once without the watch
@@ -31,7 +34,11 @@ make_project() {
 	echo one >"$P/d/a.txt"
 	echo KEY >"$P/d/sub/key"
 	echo UNSEEN >"$P/d/sub/unseen"
+	ln -s a.txt "$P/d/ln"
 }
+
+# readlinks LOG — the READLINK requests of the unmount marker.
+readlinks() { sed -n 's/.*"op":"unmount".*"readlink":\([0-9]*\).*/\1/p' "$1"; }
 
 # lookups LOG — the lookup count of the unmount marker.
 lookups() { sed -n 's/.*"op":"unmount".*"lookups":\([0-9]*\).*/\1/p' "$1"; }
@@ -54,8 +61,11 @@ for mode in watch nowatch cap; do
 	sleep 1.5 # past the 1 s fallback timeouts
 	ls -l "$M/d" >/dev/null
 	stat "$M"/d/f* >/dev/null
+	for _ in 1 2 3; do readlink "$M/d/ln" >/dev/null; done
 	vr_unmount
 	n=$(lookups "$T/$mode.jsonl")
+	vr_check "$mode: the symlink's target was asked once ($(readlinks "$T/$mode.jsonl") readlinks)" \
+		test "$(readlinks "$T/$mode.jsonl")" = 1
 	echo "$mode: $n lookups for two listings of 102 names"
 	if [ "$mode" = watch ]; then
 		vr_check "watch: the second listing is served from the kernel's cache ($n lookups)" \
@@ -67,6 +77,15 @@ for mode in watch nowatch cap; do
 	[ "$mode" = cap ] && vr_check "cap: the directories past the limit were counted" \
 		grep -q '"op":"unmount".*"watch_limit":[1-9]' "$T/$mode.jsonl"
 
+	if [ "$mode" = watch ]; then
+		make_project
+		vr_mount "$P" "$M" --audit "$T/all.jsonl" --audit-level all || vr_skip "cannot mount a FUSE view here"
+		for _ in 1 2 3; do readlink "$M/d/ln" >/dev/null; done
+		vr_unmount
+		vr_check "control, level all: each readlink is asked ($(readlinks "$T/all.jsonl"))" \
+			test "$(readlinks "$T/all.jsonl")" = 3
+	fi
+
 	# --- 2. freshness ---
 	make_project
 	VR_VIEW_WATCH_MAX=$cap VR_VIEW_NO_WATCH=$noWatch vr_mount "$P" "$M" || vr_skip "cannot mount a FUSE view here"
@@ -74,6 +93,7 @@ for mode in watch nowatch cap; do
 	test -e "$M/d/new.txt" || true   # a cached miss
 	ls "$M/d" >/dev/null             # a cached listing
 	stat "$M/d/f00" >/dev/null
+	readlink "$M/d/ln" >/dev/null    # a cached target
 	echo two >>"$P/d/a.txt"
 	vr_check "$mode: appended content is seen" poll grep -q two "$M/d/a.txt"
 	chmod 600 "$P/d/a.txt"
@@ -83,6 +103,9 @@ for mode in watch nowatch cap; do
 	vr_check "$mode: the listing shows it" poll sh -c "ls '$M/d' | grep -qx new.txt"
 	rm "$P/d/f00"
 	vr_check "$mode: a deleted file goes" poll sh -c "! test -e '$M/d/f00'"
+	ln -sfn f01 "$P/d/ln"
+	vr_check "$mode: a symlink replaced on the host points to the new target" \
+		poll sh -c "test \"\$(readlink '$M/d/ln')\" = f01"
 	getfacl -c "$M/d/a.txt" >/dev/null 2>&1 || true # cached by the kernel
 	if command -v setfacl >/dev/null && setfacl -m u:65533:r "$P/d/a.txt" 2>/dev/null; then
 		vr_check "$mode: an ACL change is seen" poll sh -c "getfacl -c '$M/d/a.txt' | grep -q 65533"
