@@ -140,6 +140,10 @@ VrScanVerdict vr_content_scan_check(fuse_req_t req, VrInode *inode, const char *
 	VersionKey k;
 	if (fstatat(inode->fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
 		return VR_SCAN_UNKNOWN;
+	/* Nothing to read (the first write to a file just created): no open,
+	 * and no cache entry per empty file. */
+	if (st.st_size == 0)
+		return VR_SCAN_CLEAN;
 	/* The same bytes under two names (hard links) may be allow-listed
 	 * under one of them only: the verdict is per version *and* filter. */
 	uint64_t dropped = vr_scan_filter_key(vr_view->opts->scan_filter, relpath);

@@ -205,7 +205,13 @@ static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 	vr_journal_before_create(p, name, rel);
 	int flags = (fi->flags | O_CREAT | O_NOFOLLOW | O_CLOEXEC) & ~O_NOCTTY;
 	mode = vr_new_mode(req, p, mode);
-	int fd = openat(p->fd, name, flags, mode);
+	/* O_EXCL first, so that we know whether this made the file (no-open
+	 * mode: its fd is then the first write handle); an existing file
+	 * without O_EXCL asked for is opened as the caller asked. */
+	int fd = openat(p->fd, name, flags | O_EXCL, mode);
+	bool made_here = fd >= 0;
+	if (fd < 0 && errno == EEXIST && !(fi->flags & O_EXCL))
+		fd = openat(p->fd, name, flags, mode);
 	if (fd < 0) {
 		int err = errno;
 		vr_audit_req(req, VR_AUDIT_WRITES, "create", rel, vr_errno_name(err), NULL, NULL);
@@ -230,6 +236,8 @@ static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		/* The close below is an event of the view's own (host-watch.c). */
 		VrInode *made = vr_inode_get(e.ino);
 		vr_change_begin(made);
+		if (made_here)
+			vr_handle_adopt_created(req, made, fd, flags);
 		vr_handle_keep_create_fd(made, fd, mode, fi->flags);
 		vr_change_end(made, true);
 		fi->fh = 0;

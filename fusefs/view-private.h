@@ -361,6 +361,11 @@ void vr_handles_close_all(void);
  * its mode would refuse the creator a new one (git's 0444 objects), else
  * closes it. */
 void vr_handle_keep_create_fd(VrInode *inode, int fd, mode_t mode, int flags);
+/* The same fd, of a file this CREATE made (not one it opened): a copy
+ * becomes the inode's cached write handle, so the first WRITE needs no
+ * reopen and no scan (an empty file it just created holds no secret, and
+ * the journal noted the creation). FLAGS: the open's. */
+void vr_handle_adopt_created(fuse_req_t req, VrInode *inode, int fd, int flags);
 
 /* ops-file.c: at the end of a run, log and close what is still open
  * (the kernel's RELEASE is asynchronous and may not arrive before exit). */

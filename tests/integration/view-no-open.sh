@@ -71,6 +71,17 @@ os.write(fd, b"blob")
 os.close(fd)
 assert open(sys.argv[1], "rb").read() == b"blob"
 PY
+# CREATE's own fd is the first write handle (vr_handle_adopt_created): the
+# write still lands, at the kernel's offsets, and is logged once.
+vr_check "a file created O_EXCL and written twice holds both writes" python3 - "$M/made.txt" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+os.write(fd, b"one\n")
+os.write(fd, b"two\n")
+os.close(fd)
+PY
+vr_check "… on the host" sh -c "test \"\$(cat '$P/made.txt')\" = \"\$(printf 'one\ntwo')\""
+vr_check "… and its first write is logged" view_wait_grep "$L" '"op":"write","path":"made.txt","result":"ok"'
 vr_check "a file the host removes while it is open still reads" python3 - "$M/notes.txt" "$P/notes.txt" <<'PY'
 import os, sys
 fd = os.open(sys.argv[1], os.O_RDONLY)
