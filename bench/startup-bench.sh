@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # startup-bench.sh [BUILD_DIR] — start-up cost of a sandbox run:
-# `vault-run --net none -- true` (namespaces, tmpfs root, FUSE view daemon,
-# pid 1, seccomp) against the equivalent bubblewrap command line (same
-# namespaces, the same system binds, the project bound plainly — bwrap has
-# no view). Prints mean times and the ratio; then CONC (20) of each started
-# at once, the median wall time of CRUNS (5) batches. Not part of ctest.
-# Env: RUNS (default 30), CONC, CRUNS.
+# `vault-run --profile none --net none -- true` (namespaces, tmpfs root, FUSE
+# view daemon, pid 1, seccomp, audit log at the default level) against the
+# equivalent bubblewrap command line (same namespaces, the same system binds,
+# the project bound plainly — bwrap has no view), and rows for the opencode
+# profile (its extra views) and, where the build has it, --key (its CA).
+# RUNS (30) interleaved rounds, each running every command once in turn
+# (bash's EPOCHREALTIME: no fork to read the clock); prints the median and
+# min-max of each and the ratio of medians to bwrap, with the load average.
+# Then CONC (20) of each started at once, the median wall time of CRUNS (5)
+# batches. Not part of ctest.
 set -euo pipefail
 BUILD=${1:-$(cd "$(dirname "$0")/../build" 2>/dev/null && pwd || true)}
 VR="$BUILD/vault-run"
@@ -37,20 +41,38 @@ bw+=(--proc /proc --dev /dev --tmpfs /tmp --tmpfs /var/tmp --tmpfs /run --tmpfs 
 	--bind "$P" "$P" --chdir "$P" -- true)
 
 "${bw[@]}" || { echo "the bwrap command line fails here" >&2; exit 2; }
-"$VR" --project "$P" --net none -- true || { echo "vault-run fails here" >&2; exit 2; }
+"$VR" --profile none --project "$P" --net none -- true || { echo "vault-run fails here" >&2; exit 2; }
 
-if command -v hyperfine >/dev/null; then
-	hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$W/h.json" \
-		-n vault-run "$(printf '%q ' "$VR" --project "$P" --net none -- true)" \
-		-n bwrap "$(printf '%q ' "${bw[@]}")" >/dev/null
-	read -r vr bw_t < <(python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; print(r[0]["mean"]*1000, r[1]["mean"]*1000)' "$W/h.json")
-else
-	t() { local s e; s=$(date +%s%N); for _ in $(seq "$RUNS"); do "$@" >/dev/null; done; e=$(date +%s%N); echo $(( (e - s) / RUNS / 1000 ))e-3; }
-	vr=$(t "$VR" --project "$P" --net none -- true)
-	bw_t=$(t "${bw[@]}")
+vr_base=("$VR" --profile none --project "$P" --net none -- true)
+names=(bwrap vault-run vault-run-opencode) cmds=("bw" "vr_base" "vr_opencode")
+vr_opencode=("$VR" --profile opencode --project "$P" --net none -- true)
+"${vr_opencode[@]}" >/dev/null 2>&1 || { names=(bwrap vault-run); cmds=(bw vr_base); }
+if "$VR" run --help 2>&1 | grep -q -- '--key'; then
+	# A key bound to a host: the proxy terminates TLS with the run's CA.
+	vr_key=("$VR" --profile none --project "$P" --net allow=example.org --key BENCH_KEY@example.org -- true)
+	if BENCH_KEY=x "${vr_key[@]}" >/dev/null 2>&1; then names+=(vault-run-key); cmds+=(vr_key); fi
 fi
-awk -v a="$vr" -v b="$bw_t" -v n="$RUNS" 'BEGIN {
-	printf "start-up, mean of %d runs: vault-run %.1f ms, bwrap %.1f ms, ratio %.2fx\n", n, a, b, a / b }'
+export BENCH_KEY=x
+us() { local s=$EPOCHREALTIME; "$@" >/dev/null 2>&1; local e=$EPOCHREALTIME; echo $(( (${e/./} - ${s/./}) )); }
+for _ in 1 2 3; do for c in "${cmds[@]}"; do declare -n a=$c; "${a[@]}" >/dev/null 2>&1 || true; unset -n a; done; done
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+for _ in $(seq "$RUNS"); do
+	for k in "${!cmds[@]}"; do
+		declare -n a=${cmds[$k]}
+		us "${a[@]}" >>"$W/u.${names[$k]}"
+		unset -n a
+	done
+done
+echo "start-up, $RUNS interleaved rounds, load $load0 → $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores):"
+python3 - "$W" "${names[@]}" <<'PY'
+import statistics, sys
+W, names = sys.argv[1], sys.argv[2:]
+med = {}
+for n in names:
+    v = [int(x) / 1000 for x in open(f"{W}/u.{n}").read().split()]
+    med[n] = statistics.median(v)
+    print(f"  {n:20s} median {med[n]:6.1f} ms ({min(v):.1f}-{max(v):.1f}), {med[n] / med['bwrap'] if n != 'bwrap' else 1:.2f}x bwrap")
+PY
 
 # CONC (default 20) sandboxes started at once, against CONC bwraps; runs
 # alternate, median of CRUNS (default 5) wall times of the whole batch.
@@ -64,7 +86,7 @@ batch() {  # every one must succeed: a refused concurrent start would look fast
 batch_secs() { local s e; s=$(date +%s%N); batch "$@" >&2; e=$(date +%s%N); echo $(( (e - s) / 1000 ))e-3; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for _ in $(seq "$CRUNS"); do
-	batch_secs "$VR" --project "$P" --net none -- true >>"$W/c.vr"
+	batch_secs "${vr_base[@]}" >>"$W/c.vr"
 	batch_secs "${bw[@]}" >>"$W/c.bw"
 done
 awk -v a="$(median <"$W/c.vr")" -v b="$(median <"$W/c.bw")" -v n="$CONC" -v r="$CRUNS" 'BEGIN {
