@@ -30,6 +30,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -622,6 +623,38 @@ int vr_watch_start(void)
 	return -r;
 }
 
+static void *close_main(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
+/* The last close of an inotify descriptor tears its watches down and
+ * waits for an SRCU grace period (fsnotify_destroy_group): 5-18 ms of a
+ * 40 ms run, measured with strace -T, at the very end of the stop, where
+ * the supervisor waits for this process. Closed from a thread of its own
+ * as soon as the watch thread is gone, the wait overlaps the unmount and
+ * the flushing of the journal and the audit log; the process still exits
+ * only once it is over. Forget handlers that still run find ifd -1. */
+static void close_behind(void)
+{
+	pthread_mutex_lock(&W.lock);
+	int fd = W.ifd;
+	W.ifd = -1;
+	pthread_mutex_unlock(&W.lock);
+	if (fd < 0)
+		return;
+	pthread_t t;
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	if (pthread_create(&t, NULL, close_main, (void *)(intptr_t)fd) == 0)
+		pthread_detach(t);
+	else
+		close(fd);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 void vr_watch_stop(void)
 {
 	atomic_store(&W.stopping, true);
@@ -642,6 +675,8 @@ void vr_watch_stop(void)
 		W.abandoned = true;
 	}
 	W.started = false;
+	if (!W.abandoned)
+		close_behind();
 }
 
 void vr_watch_free(void)
