@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "view-private.h"
+#include "fusefs/view-private.h"
 
 enum {
 	C_LOOKUP, C_FORGET, C_FORGET_MULTI, C_GETATTR, C_SETATTR, C_READLINK, C_MKNOD, C_MKDIR,
