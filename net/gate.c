@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "net/keys.h"
 #include "net/parse.h"
 
 #define MAX_FIELDS 100
@@ -47,6 +48,7 @@ typedef struct {
 	gboolean no_body_response; /* HEAD */
 	guint64 bytes_up, bytes_down;
 	int status;
+	char *note; /* the policy's (VrGateRequest.note) */
 	gboolean request_done, response_done;
 } Exchange;
 
@@ -61,6 +63,13 @@ struct VrHttpGate {
 	guint64 s_remaining;
 	gboolean s_complete; /* the oldest open request's response just ended */
 	GQueue open; /* Exchange *, oldest first: forwarded and not fully answered */
+
+	const VrGatePolicy *policy; /* NULL: the model-server lists */
+	gpointer policy_data;
+	VrScrub *up_scan;    /* request bodies: held back, refused on a hit; NULL: as they come */
+	VrScrub *down_scrub; /* responses: scrubbed and re-chunked; NULL: unchanged */
+	gboolean c_chunked;  /* the current request's body is chunked */
+	GByteArray *tmp;     /* scratch for what a scan lets go */
 };
 
 void vr_gate_event_free(gpointer event)
@@ -71,6 +80,7 @@ void vr_gate_event_free(gpointer event)
 	g_free(e->method);
 	g_free(e->path);
 	g_free(e->reason);
+	g_free(e->note);
 	g_free(e);
 }
 
@@ -78,6 +88,7 @@ static void exchange_free(Exchange *x)
 {
 	g_free(x->method);
 	g_free(x->path);
+	g_free(x->note);
 	g_free(x);
 }
 
@@ -86,7 +97,21 @@ VrHttpGate *vr_http_gate_new(void)
 	VrHttpGate *g = g_new0(VrHttpGate, 1);
 	g->cbuf = g_byte_array_new();
 	g->sbuf = g_byte_array_new();
+	g->tmp = g_byte_array_new();
 	g_queue_init(&g->open);
+	return g;
+}
+
+VrHttpGate *vr_http_gate_new_policy(const VrGatePolicy *policy, gpointer data, const VrScrub *up_scan,
+                                    const VrScrub *down_scrub)
+{
+	VrHttpGate *g = vr_http_gate_new();
+	g->policy = policy;
+	g->policy_data = data;
+	if (up_scan && vr_scrub_count(up_scan))
+		g->up_scan = vr_scrub_copy(up_scan);
+	if (down_scrub && vr_scrub_count(down_scrub))
+		g->down_scrub = vr_scrub_copy(down_scrub);
 	return g;
 }
 
@@ -99,6 +124,9 @@ void vr_http_gate_free(VrHttpGate *g)
 	g_queue_clear_full(&g->open, (GDestroyNotify)exchange_free);
 	g_byte_array_unref(g->cbuf);
 	g_byte_array_unref(g->sbuf);
+	g_byte_array_unref(g->tmp);
+	vr_scrub_free(g->up_scan);
+	vr_scrub_free(g->down_scrub);
 	g_free(g);
 }
 
@@ -112,7 +140,9 @@ static VrGateEvent *event_new(GPtrArray *events, VrGateEventKind kind, const Exc
 		e->status = x->status;
 		e->bytes_up = x->bytes_up;
 		e->bytes_down = x->bytes_down;
+		e->note = g_strdup(x->note);
 	}
+	e->detected = -1;
 	g_ptr_array_add(events, e);
 	return e;
 }
@@ -252,6 +282,88 @@ static void emit(VrHttpGate *g, GByteArray *out, const void *buf, gsize len)
 	g->current->bytes_up += len;
 }
 
+/* What the body scan let go (g->tmp), as it is or as one chunk. */
+static void body_piece(VrHttpGate *g, GByteArray *out)
+{
+	if (!g->tmp->len)
+		return;
+	if (g->c_chunked) {
+		char hex[32];
+		int n = g_snprintf(hex, sizeof hex, "%x\r\n", g->tmp->len);
+		emit(g, out, hex, (gsize)n);
+	}
+	emit(g, out, g->tmp->data, g->tmp->len);
+	if (g->c_chunked)
+		emit(g, out, "\r\n", 2);
+	g_byte_array_set_size(g->tmp, 0);
+}
+
+/* Body bytes of the current request: as they come, or through the scan.
+ * FALSE: the scan found a pattern, and the request is refused before any
+ * byte of it left. */
+static gboolean body_out(VrHttpGate *g, GByteArray *out, const guint8 *buf, gsize n, GPtrArray *events)
+{
+	if (!g->up_scan) {
+		emit(g, out, buf, n);
+		return TRUE;
+	}
+	int id = vr_scrub_feed(g->up_scan, buf, n, g->tmp);
+	body_piece(g, out);
+	if (id < 0)
+		return TRUE;
+	g_autofree char *why = g->policy && g->policy->body_refusal ? g->policy->body_refusal(g->policy_data, id)
+	                                                            : g_strdup("a refused pattern in the body");
+	refuse_body(g, events, why);
+	((VrGateEvent *)events->pdata[events->len - 1])->detected = id;
+	return FALSE;
+}
+
+/* The end of the current request's body: what the scan still held. */
+static void body_end(VrHttpGate *g, GByteArray *out)
+{
+	if (!g->up_scan)
+		return;
+	vr_scrub_flush(g->up_scan, g->tmp);
+	body_piece(g, out);
+}
+
+/* The model-server lists (a gate without a policy). FALSE: refused. */
+static gboolean model_server_allows(VrHttpGate *g, GPtrArray *events, const char *method, const char *path)
+{
+	if (!in_list(allowed_methods, method))
+		return forbid(g, events, method, path,
+		              g_strdup_printf("method %s is not allowed on a model-server port (GET, HEAD, POST)", method));
+	if (!in_list(vr_http_gate_paths, path))
+		return forbid(g, events, method, path,
+		              g_strdup_printf("%s is not an inference or listing path of a model server", path));
+	return TRUE;
+}
+
+/* The policy's verdict on a checked request; it may edit req. FALSE:
+ * refused. */
+static gboolean policy_allows(VrHttpGate *g, GPtrArray *events, VrGateRequest *req)
+{
+	gboolean forbidden = FALSE;
+	char *why = g->policy->judge(g->policy_data, req, &forbidden);
+	if (!why)
+		return TRUE;
+	if (forbidden)
+		forbid(g, events, req->method, req->path, why);
+	else
+		refuse(g, events, req->method, req->path, why, FALSE);
+	((VrGateEvent *)events->pdata[events->len - 1])->note = g_steal_pointer(&req->note);
+	return FALSE;
+}
+
+static void gate_request_clear(VrGateRequest *req)
+{
+	g_free(req->target);
+	g_ptr_array_unref(req->names);
+	/* Values may hold a key the policy put in: zeroed. */
+	g_ptr_array_unref(req->values);
+	g_free(req->note);
+}
+
 /* A complete request head in g->cbuf: judge it, write it again. */
 static gboolean request_head(VrHttpGate *g, GByteArray *out, GPtrArray *events)
 {
@@ -267,53 +379,71 @@ static gboolean request_head(VrHttpGate *g, GByteArray *out, GPtrArray *events)
 	const char *method = rl[0], *target = rl[1];
 	g_autofree char *path = g_strndup(target, strcspn(target, "?"));
 	if (target[0] != '/')
-		return refuse(g, events, method, path, g_strdup("the target must be a path (origin form)"), FALSE);
+		return refuse(g, events, method, path,
+		              g_strdup(g->policy ? "the target must be a path (origin form): no absolute form, no CONNECT "
+		                                   "inside the tunnel"
+		                                 : "the target must be a path (origin form)"),
+		              FALSE);
 	for (const char *p = target; *p; p++)
 		if ((unsigned char)*p <= 0x20 || (unsigned char)*p >= 0x7f || *p == '#')
 			return refuse(g, events, method, path, g_strdup("a byte in the target that HTTP does not allow"),
 			              FALSE);
-	if (!in_list(allowed_methods, method))
-		return forbid(g, events, method, path,
-		              g_strdup_printf("method %s is not allowed on a model-server port (GET, HEAD, POST)", method));
-	if (!in_list(vr_http_gate_paths, path))
-		return forbid(g, events, method, path,
-		              g_strdup_printf("%s is not an inference or listing path of a model server", path));
+	if (!g->policy && !model_server_allows(g, events, method, path))
+		return FALSE;
 
+	VrGateRequest req = {method, rl[2], g_strdup(target), path, g_ptr_array_new_with_free_func(g_free),
+	                     g_ptr_array_new_with_free_func(vr_net_secret_free), NULL};
 	guint n_length = 0, n_te = 0, n_fields = 0;
 	guint64 length = 0;
-	gboolean chunked = FALSE;
-	for (char **l = lines + 1; *l; l++) {
-		if (!vr_http_field_is_valid(*l))
-			return refuse(g, events, method, path, g_strdup("a header field that is not NAME: VALUE"), FALSE);
-		if (++n_fields > MAX_FIELDS)
-			return refuse(g, events, method, path, g_strdup("too many header fields"), FALSE);
-		g_autofree char *name = NULL, *value = NULL;
+	gboolean chunked = FALSE, ok = TRUE;
+	for (char **l = lines + 1; *l && ok; l++) {
+		if (!vr_http_field_is_valid(*l)) {
+			ok = refuse(g, events, method, path, g_strdup("a header field that is not NAME: VALUE"), FALSE);
+			break;
+		}
+		if (++n_fields > MAX_FIELDS) {
+			ok = refuse(g, events, method, path, g_strdup("too many header fields"), FALSE);
+			break;
+		}
+		char *name = NULL, *value = NULL;
 		split_field(*l, &name, &value);
+		g_ptr_array_add(req.names, name);
+		g_ptr_array_add(req.values, value);
 		if (g_ascii_strcasecmp(name, "Content-Length") == 0) {
 			if (++n_length > 1 || !parse_length(value, &length))
-				return refuse(g, events, method, path,
-				              g_strdup("Content-Length must be given once, as digits"), FALSE);
+				ok = refuse(g, events, method, path, g_strdup("Content-Length must be given once, as digits"),
+				            FALSE);
 		} else if (g_ascii_strcasecmp(name, "Transfer-Encoding") == 0) {
 			if (++n_te > 1 || g_ascii_strcasecmp(value, "chunked") != 0)
-				return refuse(g, events, method, path,
-				              g_strdup("Transfer-Encoding must be given once, as chunked"), FALSE);
+				ok = refuse(g, events, method, path,
+				            g_strdup("Transfer-Encoding must be given once, as chunked"), FALSE);
 			chunked = TRUE;
 		} else if (g_ascii_strcasecmp(name, "Upgrade") == 0) {
-			return refuse(g, events, method, path, g_strdup("Upgrade is not allowed on a model-server port"),
-			              FALSE);
+			/* h2c or a websocket: after the switch nothing is read. */
+			ok = refuse(g, events, method, path,
+			            g_strdup(g->policy ? "Upgrade is not allowed in a terminated tunnel (h2c, websockets)"
+			                               : "Upgrade is not allowed on a model-server port"),
+			            FALSE);
 		}
 	}
-	if (n_length && n_te)
+	if (ok && n_length && n_te)
 		/* The request smuggling shape: two framings, and whoever reads
 		 * the other one sees a second request inside the body. */
-		return refuse(g, events, method, path,
-		              g_strdup("both Content-Length and Transfer-Encoding (request smuggling)"), FALSE);
-	if (chunked && strcmp(rl[2], "HTTP/1.0") == 0)
-		return refuse(g, events, method, path, g_strdup("Transfer-Encoding in an HTTP/1.0 request"), FALSE);
+		ok = refuse(g, events, method, path,
+		            g_strdup("both Content-Length and Transfer-Encoding (request smuggling)"), FALSE);
+	if (ok && chunked && strcmp(rl[2], "HTTP/1.0") == 0)
+		ok = refuse(g, events, method, path, g_strdup("Transfer-Encoding in an HTTP/1.0 request"), FALSE);
+	if (ok && g->policy)
+		ok = policy_allows(g, events, &req);
+	if (!ok) {
+		gate_request_clear(&req);
+		return FALSE;
+	}
 
 	Exchange *x = g_new0(Exchange, 1);
 	x->method = g_strdup(method);
 	x->path = g_strdup(path);
+	x->note = g_steal_pointer(&req.note);
 	x->no_body_response = strcmp(method, "HEAD") == 0;
 	g->current = x;
 	g_queue_push_tail(&g->open, x);
@@ -321,16 +451,16 @@ static gboolean request_head(VrHttpGate *g, GByteArray *out, GPtrArray *events)
 	/* Written again: one space, CRLF, "Name: value": the server reads the
 	 * head this gate judged, whatever its own tolerance. */
 	g_autoptr(GString) h = g_string_new(NULL);
-	g_string_append_printf(h, "%s %s %s\r\n", method, target, rl[2]);
-	for (char **l = lines + 1; *l; l++) {
-		g_autofree char *name = NULL, *value = NULL;
-		split_field(*l, &name, &value);
-		g_string_append_printf(h, "%s: %s\r\n", name, value);
-	}
+	g_string_append_printf(h, "%s %s %s\r\n", method, req.target, rl[2]);
+	for (guint i = 0; i < req.names->len; i++)
+		g_string_append_printf(h, "%s: %s\r\n", (char *)req.names->pdata[i], (char *)req.values->pdata[i]);
 	g_string_append(h, "\r\n");
 	emit(g, out, h->str, h->len);
+	explicit_bzero(h->str, h->len);
+	gate_request_clear(&req);
 	event_new(events, VR_GATE_REQUEST, x);
 
+	g->c_chunked = chunked;
 	if (chunked) {
 		g->cs = C_CHUNK_LINE;
 	} else if (length) {
@@ -387,10 +517,12 @@ static gsize client_line(VrHttpGate *g, const guint8 *buf, gsize len, GByteArray
 		} else if (size == 0) {
 			g->cs = C_TRAILER;
 		} else {
-			/* Re-framed: the size alone, no extensions. */
+			/* Re-framed: the size alone, no extensions. A scanned body is
+			 * re-chunked as the scan lets bytes go (body_piece). */
 			char hex[32];
 			int n = g_snprintf(hex, sizeof hex, "%" G_GINT64_MODIFIER "x\r\n", size);
-			emit(g, out, hex, (gsize)n);
+			if (!g->up_scan)
+				emit(g, out, hex, (gsize)n);
 			g->c_remaining = (guint64)size;
 			g->cs = C_CHUNK_DATA;
 		}
@@ -398,7 +530,8 @@ static gsize client_line(VrHttpGate *g, const guint8 *buf, gsize len, GByteArray
 		if (line->len != 2 || line->data[0] != '\r') {
 			refuse_body(g, events, "chunk data not followed by CRLF");
 		} else {
-			emit(g, out, "\r\n", 2);
+			if (!g->up_scan)
+				emit(g, out, "\r\n", 2);
 			g->cs = C_CHUNK_LINE;
 		}
 	} else { /* C_TRAILER */
@@ -409,6 +542,7 @@ static gsize client_line(VrHttpGate *g, const guint8 *buf, gsize len, GByteArray
 		} else if (!*text) {
 			/* Trailers are not forwarded: a field after the body is one
 			 * more place for a server to read something we did not. */
+			body_end(g, out);
 			emit(g, out, "0\r\n\r\n", 5);
 			request_done(g);
 		} else if (!vr_http_field_is_valid(text)) {
@@ -429,13 +563,15 @@ gboolean vr_http_gate_from_client(VrHttpGate *g, const guint8 *buf, gsize len, G
 		case C_BODY:
 		case C_CHUNK_DATA: {
 			gsize n = (gsize)MIN((guint64)(len - i), g->c_remaining);
-			emit(g, to_server, buf + i, n);
+			if (!body_out(g, to_server, buf + i, n, events))
+				break;
 			g->c_remaining -= n;
 			i += n;
 			if (g->c_remaining == 0) {
-				if (g->cs == C_BODY)
+				if (g->cs == C_BODY) {
+					body_end(g, to_server);
 					request_done(g);
-				else
+				} else
 					g->cs = C_CHUNK_END;
 			}
 			break;
@@ -536,18 +672,31 @@ static void response_head(VrHttpGate *g)
 		g->ss = S_CLOSE;
 }
 
-static gsize server_head(VrHttpGate *g, const guint8 *buf, gsize len)
+/* out (scrubbing only): gets the head once it is whole, scrubbed, or what
+ * was gathered when it turns out too large to follow. */
+static gsize server_head(VrHttpGate *g, const guint8 *buf, gsize len, GByteArray *out)
 {
 	gsize before = g->sbuf->len;
 	gsize take = MIN(len, (gsize)MAX_RESPONSE_HEAD + 1 - before);
 	g_byte_array_append(g->sbuf, buf, (guint)take);
 	gsize head = vr_http_head_length((const char *)g->sbuf->data, g->sbuf->len);
 	if (!head) {
-		if (g->sbuf->len > MAX_RESPONSE_HEAD)
+		if (g->sbuf->len > MAX_RESPONSE_HEAD) {
 			g->ss = S_LOST;
+			if (out) {
+				vr_scrub_feed(g->down_scrub, g->sbuf->data, g->sbuf->len, out);
+				g_byte_array_set_size(g->sbuf, 0);
+			}
+		}
 		return take;
 	}
 	g_byte_array_set_size(g->sbuf, (guint)head);
+	if (out) {
+		/* A head is whole: scrubbed at once, nothing held back. */
+		guint at = out->len;
+		g_byte_array_append(out, g->sbuf->data, (guint)head);
+		vr_scrub_buffer(g->down_scrub, out->data + at, head, FALSE);
+	}
 	response_head(g);
 	g_byte_array_set_size(g->sbuf, 0);
 	return head - before;
@@ -588,7 +737,7 @@ void vr_http_gate_from_server(VrHttpGate *g, const guint8 *buf, gsize len, GPtrA
 		Exchange *x = g_queue_peek_head(&g->open);
 		gsize n = len - i; /* S_CLOSE, S_LOST: the rest belongs to the current response */
 		switch (g->ss) {
-		case S_HEAD: n = server_head(g, buf + i, len - i); break;
+		case S_HEAD: n = server_head(g, buf + i, len - i, NULL); break;
 		case S_BODY:
 		case S_CHUNK_DATA:
 			n = (gsize)MIN((guint64)(len - i), g->s_remaining);
@@ -618,6 +767,94 @@ void vr_http_gate_from_server(VrHttpGate *g, const guint8 *buf, gsize len, GPtrA
 
 void vr_http_gate_server_closed(VrHttpGate *g, GPtrArray *events)
 {
+	vr_http_gate_server_closed_out(g, NULL, events);
+}
+
+/* ---- server → client, scrubbed ---------------------------------------- */
+
+/* What the scrubber let go (g->tmp), as one chunk of a re-chunked body. */
+static void chunk_out(VrHttpGate *g, GByteArray *out)
+{
+	if (!g->tmp->len)
+		return;
+	char hex[32];
+	int n = g_snprintf(hex, sizeof hex, "%x\r\n", g->tmp->len);
+	g_byte_array_append(out, (const guint8 *)hex, (guint)n);
+	g_byte_array_append(out, g->tmp->data, g->tmp->len);
+	g_byte_array_append(out, (const guint8 *)"\r\n", 2);
+	g_byte_array_set_size(g->tmp, 0);
+}
+
+/* The responses follow the same framing as vr_http_gate_from_server, and
+ * what goes out is written here: heads scrubbed whole, bodies through the
+ * scrubber (Content-Length ones keep their length: a sentinel is as long
+ * as its value), chunked ones re-chunked as the scrubber lets bytes go,
+ * their trailers dropped; the held-back tail goes out at the body's end. */
+static void from_server_scrubbed(VrHttpGate *g, const guint8 *buf, gsize len, GByteArray *out, GPtrArray *events)
+{
+	gsize i = 0;
+	while (i < len) {
+		Exchange *x = g_queue_peek_head(&g->open);
+		ServerState was = g->ss;
+		gsize n = len - i;
+		switch (g->ss) {
+		case S_HEAD: n = server_head(g, buf + i, len - i, out); break;
+		case S_BODY:
+			n = (gsize)MIN((guint64)(len - i), g->s_remaining);
+			vr_scrub_feed(g->down_scrub, buf + i, n, out);
+			g->s_remaining -= n;
+			if (g->s_remaining == 0) {
+				vr_scrub_flush(g->down_scrub, out);
+				response_complete(g);
+			}
+			break;
+		case S_CHUNK_DATA:
+			n = (gsize)MIN((guint64)(len - i), g->s_remaining);
+			vr_scrub_feed(g->down_scrub, buf + i, n, g->tmp);
+			chunk_out(g, out);
+			g->s_remaining -= n;
+			if (g->s_remaining == 0)
+				g->ss = S_CHUNK_END;
+			break;
+		case S_CHUNK_LINE:
+		case S_CHUNK_END:
+		case S_TRAILER:
+			n = server_line(g, buf + i, len - i);
+			if (was == S_CHUNK_LINE && g->ss == S_TRAILER) {
+				vr_scrub_flush(g->down_scrub, g->tmp);
+				chunk_out(g, out);
+			} else if (was == S_TRAILER && g->s_complete) {
+				g_byte_array_append(out, (const guint8 *)"0\r\n\r\n", 5);
+			}
+			break;
+		case S_CLOSE:
+		case S_LOST: vr_scrub_feed(g->down_scrub, buf + i, n, out); break;
+		}
+		if (x)
+			x->bytes_down += n;
+		if (g->s_complete) {
+			g->s_complete = FALSE;
+			response_done(g, events);
+		}
+		i += n;
+	}
+}
+
+void vr_http_gate_from_server_out(VrHttpGate *g, const guint8 *buf, gsize len, GByteArray *to_client,
+                                  GPtrArray *events)
+{
+	if (g->down_scrub) {
+		from_server_scrubbed(g, buf, len, to_client, events);
+		return;
+	}
+	g_byte_array_append(to_client, buf, (guint)len);
+	vr_http_gate_from_server(g, buf, len, events);
+}
+
+void vr_http_gate_server_closed_out(VrHttpGate *g, GByteArray *to_client, GPtrArray *events)
+{
+	if (to_client && g->down_scrub && (g->ss == S_CLOSE || g->ss == S_LOST))
+		vr_scrub_flush(g->down_scrub, to_client);
 	if (g->ss == S_CLOSE) {
 		g->ss = S_LOST; /* nothing follows a close */
 		response_done(g, events);

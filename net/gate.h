@@ -26,7 +26,33 @@
 #pragma once
 #include <glib.h>
 
+#include "net/scrub.h"
+
 typedef struct VrHttpGate VrHttpGate;
+
+/* A request as a policy sees it, once the gate has parsed and checked it
+ * (request line, origin form, every field well-formed, one framing). The
+ * policy may edit target, names and values (the gate writes the head from
+ * them) and set note (g_malloc'd), which the request's events carry. */
+typedef struct {
+	const char *method;
+	const char *version;
+	char *target;     /* as sent */
+	const char *path; /* the target before '?' */
+	GPtrArray *names, *values; /* the fields in order (char *), the values without surrounding blanks */
+	char *note;
+} VrGateRequest;
+
+/* Who decides instead of the model-server lists (the terminated tunnels of
+ * keys and read-only hosts, net/inject.h). judge returns NULL to let the
+ * request through, or the reason (g_malloc'd) with *ret_forbidden TRUE for
+ * a well-formed request the policy does not allow (403), FALSE for one it
+ * cannot read (400). */
+typedef struct {
+	char *(*judge)(gpointer data, VrGateRequest *req, gboolean *ret_forbidden);
+	/* The reason of a refusal when up_scan found pattern id in a body. */
+	char *(*body_refusal)(gpointer data, int id);
+} VrGatePolicy;
 
 typedef enum {
 	VR_GATE_REQUEST,  /* a request was let through: method, path */
@@ -44,6 +70,8 @@ typedef struct {
 	guint64 bytes_down;  /* the response as received */
 	gboolean mid_body;   /* REFUSED: part of this request already went to the server */
 	gboolean forbidden;  /* REFUSED: well-formed but not allowed (a 403), else malformed (a 400) */
+	char *note;          /* the policy's note on the request (VrGateRequest.note) */
+	int detected;        /* REFUSED mid-body: the id of the pattern the body scan found, else -1 */
 } VrGateEvent;
 
 void vr_gate_event_free(gpointer event);
@@ -52,6 +80,14 @@ void vr_gate_event_free(gpointer event);
 extern const char *const vr_http_gate_paths[];
 
 VrHttpGate *vr_http_gate_new(void);
+/* A gate whose requests policy judges (data is its argument; both outlive
+ * the gate). up_scan: request bodies go through a copy of it, held back and
+ * refused before a detected pattern leaves (chunked bodies are then
+ * re-chunked as the scan lets bytes go); down_scrub: responses, heads and
+ * bodies, go through a copy of it, vr_http_gate_from_server_out writing
+ * them scrubbed (chunked ones re-chunked, trailers dropped). Either NULL. */
+VrHttpGate *vr_http_gate_new_policy(const VrGatePolicy *policy, gpointer data, const VrScrub *up_scan,
+                                    const VrScrub *down_scrub);
 void vr_http_gate_free(VrHttpGate *g);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(VrHttpGate, vr_http_gate_free)
 
@@ -65,8 +101,16 @@ gboolean vr_http_gate_from_client(VrHttpGate *g, const guint8 *buf, gsize len, G
 /* Bytes from the server (to be passed to the client unchanged). */
 void vr_http_gate_from_server(VrHttpGate *g, const guint8 *buf, gsize len, GPtrArray *events);
 
-/* The server closed its side: ends a response that runs to the close. */
+/* The same, writing what goes to the client into to_client: the bytes
+ * unchanged, or scrubbed by down_scrub (the held-back tail of a body comes
+ * out at its end, or at the server's close). */
+void vr_http_gate_from_server_out(VrHttpGate *g, const guint8 *buf, gsize len, GByteArray *to_client,
+                                  GPtrArray *events);
+
+/* The server closed its side: ends a response that runs to the close.
+ * to_client (may be NULL) gets what the scrubber still held. */
 void vr_http_gate_server_closed(VrHttpGate *g, GPtrArray *events);
+void vr_http_gate_server_closed_out(VrHttpGate *g, GByteArray *to_client, GPtrArray *events);
 
 typedef enum {
 	VR_GATE_REPLY_NOW,   /* every response is complete: a refusal can be written now */

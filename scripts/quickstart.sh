@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake gcc pkg-config make libfuse3-dev fuse3 libglib2.0-dev libjson-glib-dev libcmocka-dev
-          libseccomp-dev git)
+          libseccomp-dev libgnutls28-dev glib-networking git)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
