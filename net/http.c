@@ -108,10 +108,28 @@ void proxy_http_handle(VrProxy *proxy, GSocketConnection *client)
 	c->host = g_strdup(req.host);
 	c->port = req.port;
 
+	/* The tripwire on plain HTTP: a key (real or sentinel) in the head,
+	 * which would cross the network in clear text. */
+	char *tripped = !req.connect && proxy->tls ? vr_inject_check_plain(proxy_tls_inject(proxy->tls), head,
+	                                                                   head_len, c->host)
+	                                           : NULL;
+	if (tripped) {
+		c->result = "denied";
+		c->reason = tripped;
+		reply_error(client, c, PROXY_DENIED);
+		proxy_conn_finish(c);
+		return;
+	}
 	ProxyStatus st;
 	g_autoptr(GSocketConnection) up = proxy_open(c, &st);
 	if (!up) {
 		reply_error(client, c, st);
+		proxy_conn_finish(c);
+		return;
+	}
+	g_autoptr(GIOStream) up_tls = NULL;
+	if (req.connect && proxy_tls_terminates(proxy, c) && !(up_tls = proxy_tls_upstream(c, up))) {
+		reply_error(client, c, PROXY_REFUSED);
 		proxy_conn_finish(c);
 		return;
 	}
@@ -136,5 +154,5 @@ void proxy_http_handle(VrProxy *proxy, GSocketConnection *client)
 		}
 		c->bytes_up += h->len;
 	}
-	proxy_relay(c, client, in, up);
+	proxy_tunnel(c, client, in, up, up_tls);
 }

@@ -128,6 +128,11 @@ static char *bound_host(const char *host, const char **why)
 	return h;
 }
 
+char *vr_net_key_host(const char *host, const char **ret_why)
+{
+	return bound_host(host, ret_why);
+}
+
 static gboolean method_is_token(const char *m)
 {
 	if (!*m)

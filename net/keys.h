@@ -67,6 +67,10 @@ void vr_net_keys_remove(VrNetKeys *keys, const char *name);
 /* Every host some key is bound to, each once (strings owned by the keys). */
 GPtrArray *vr_net_keys_hosts(const VrNetKeys *keys);
 gboolean vr_net_key_bound_to(const VrNetKey *key, const char *host);
+/* HOST as a key (or --net read=) may name it: a DNS name with a dot, no IP
+ * literal, wildcard or port. The lower-case name without a trailing dot
+ * (g_free), or NULL with *ret_why (static text). */
+char *vr_net_key_host(const char *host, const char **ret_why);
 
 /* The sentinel of NAME whose real value is VALUE: VALUE's known prefix
  * (sk-ant-, sk-proj-, sk-, AIza, ghp_, github_pat_…) as it is, every other

@@ -9,7 +9,10 @@
 #pragma once
 #include <gio/gio.h>
 
+#include "net/inject.h"
 #include "net/proxy.h"
+
+typedef struct VrProxyTls VrProxyTls;
 
 typedef struct VrProxy {
 	const VrProxyOptions *opts;
@@ -22,6 +25,7 @@ typedef struct VrProxy {
 	GThreadPool *pool;       /* runs the handshakes */
 	int handshakes;          /* queued or running; main thread only */
 	gboolean serving;        /* main thread only */
+	VrProxyTls *tls;         /* TLS termination for keys and read= hosts (net/tls.c); NULL: none */
 } VrProxy;
 
 typedef enum {
@@ -47,6 +51,7 @@ typedef struct {
 	guint64 bytes_up, bytes_down;
 	char *method, *path; /* a request on a model-server bridge (proto "localhost-http") */
 	int status;          /* … and its response's status, 0 when none */
+	char *keys;          /* a terminated request: the keys put in ("OPENAI_API_KEY") */
 } ProxyConn;
 
 ProxyConn *proxy_conn_new(VrProxy *proxy, const char *proto);
@@ -69,6 +74,36 @@ void proxy_relay(ProxyConn *c, GSocketConnection *client, GInputStream *client_i
  * a VrHttpGate, one audit event per request. Takes references. */
 void proxy_relay_gated(VrProxy *proxy, const VrNetBridge *bridge, const char *address, GSocketConnection *client,
                        GSocketConnection *upstream);
+
+/* A terminated tunnel (net/tls.c): both sides TLS, the client's requests
+ * through gate (an inject gate: net/inject.h), one audit event per request
+ * (proto "https") and the tunnel's own at its end. Takes c, gate and site,
+ * and references to the rest. */
+void proxy_relay_terminated(ProxyConn *c, GIOStream *client, GSocketConnection *client_sock, GIOStream *upstream,
+                            GSocketConnection *upstream_sock, VrHttpGate *gate, VrInjectSite *site);
+
+/* ---- net/tls.c ---- */
+/* In the proxy child, before it confines itself: reads the keys' values
+ * from opts->keys_fd, makes the run's CA (*ret_ca_pem: its certificate),
+ * loads the system trust store for the upstream side. */
+VrProxyTls *proxy_tls_new(const VrProxyOptions *opts, char **ret_ca_pem, GError **error);
+VrInject *proxy_tls_inject(VrProxyTls *tls);
+/* Whether a tunnel to c's host and port is terminated. */
+gboolean proxy_tls_terminates(const VrProxy *proxy, const ProxyConn *c);
+/* TLS to the origin, verified against the system store (never the run CA),
+ * ALPN http/1.1. NULL with c->result/c->reason set (a 502 for the client). */
+GIOStream *proxy_tls_upstream(ProxyConn *c, GSocketConnection *up);
+/* The client's side: TLS with a leaf for c->host, then the relay. Takes c. */
+void proxy_tls_serve(ProxyConn *c, GSocketConnection *client, GInputStream *client_in, GSocketConnection *up,
+                     GIOStream *up_tls);
+/* The plain tunnel, or the terminated one (after the front end's reply). */
+void proxy_tunnel(ProxyConn *c, GSocketConnection *client, GInputStream *client_in, GSocketConnection *up,
+                  GIOStream *up_tls);
+/* Test builds only (VR_TEST_HOOKS), else NULL / c->port: the addresses
+ * VR_TEST_RESOLVE gives a name, the port VR_TEST_UPSTREAM_PORT puts in
+ * place of a terminated tunnel's 443. */
+GList *proxy_tls_test_resolve(const VrProxyTls *tls, const char *host);
+guint16 proxy_tls_upstream_port(const ProxyConn *c);
 
 /* At the end: the audit events of the connections still open. */
 void proxy_relays_stop(VrProxy *proxy);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,6 +40,7 @@ void vr_proxy_options_init(VrProxyOptions *opts)
 		.event_fd = -1,
 		.audit_fd = -1,
 		.ready_fd = -1,
+		.keys_fd = -1,
 	};
 }
 
@@ -100,6 +102,10 @@ void proxy_conn_finish(ProxyConn *c)
 		json_string(j, c->path);
 		g_string_append_printf(j, ",\"status\":%d", c->status);
 	}
+	if (c->keys) {
+		g_string_append(j, ",\"keys\":");
+		json_string(j, c->keys);
+	}
 	g_string_append_printf(j, ",\"bytes_up\":%" G_GUINT64_FORMAT ",\"bytes_down\":%" G_GUINT64_FORMAT
 	                          ",\"duration_ms\":%" G_GINT64_FORMAT "}",
 	                       c->bytes_up, c->bytes_down, (g_get_monotonic_time() - c->start_us) / 1000);
@@ -120,6 +126,7 @@ void proxy_conn_finish(ProxyConn *c)
 	g_free(c->address);
 	g_free(c->method);
 	g_free(c->path);
+	g_free(c->keys);
 	g_date_time_unref(c->start);
 	g_free(c);
 }
@@ -149,6 +156,11 @@ GSocketConnection *proxy_open(ProxyConn *c, ProxyStatus *ret_status)
 
 	if (!vr_net_host_is_valid(c->host))
 		return deny(c, ret_status, g_strdup("invalid host name"));
+	/* The tripwire: a key (real or sentinel) in a name asked for is on
+	 * its way out in a DNS query or a SNI. */
+	char *tripped = c->proxy->tls ? vr_inject_check_host(proxy_tls_inject(c->proxy->tls), c->host) : NULL;
+	if (tripped)
+		return deny(c, ret_status, tripped);
 	if (c->port == 0)
 		return deny(c, ret_status, g_strdup("invalid port 0"));
 	c->rule = vr_net_allow_match(allow, c->host, c->port);
@@ -156,7 +168,9 @@ GSocketConnection *proxy_open(ProxyConn *c, ProxyStatus *ret_status)
 		return deny(c, ret_status, g_strdup("not in the allow list (--net allow=PATTERN)"));
 
 	/* Resolve here, outside the sandbox; an IP literal comes back as is. */
-	GList *addrs = g_resolver_lookup_by_name(c->proxy->resolver, c->host, NULL, &error);
+	GList *addrs = proxy_tls_test_resolve(c->proxy->tls, c->host);
+	if (!addrs)
+		addrs = g_resolver_lookup_by_name(c->proxy->resolver, c->host, NULL, &error);
 	if (!addrs)
 		return fail(c, ret_status, PROXY_NO_HOST, g_strdup_printf("cannot resolve: %s", error->message));
 
@@ -183,7 +197,7 @@ GSocketConnection *proxy_open(ProxyConn *c, ProxyStatus *ret_status)
 	for (GList *l = addrs; l && !conn; l = l->next) {
 		/* Connect to exactly the checked address: no second lookup that a
 		 * rebinding DNS server could answer differently. */
-		g_autoptr(GSocketAddress) sa = g_inet_socket_address_new(l->data, c->port);
+		g_autoptr(GSocketAddress) sa = g_inet_socket_address_new(l->data, proxy_tls_upstream_port(c));
 		g_clear_error(&error);
 		conn = g_socket_client_connect(client, G_SOCKET_CONNECTABLE(sa), NULL, &error);
 		if (conn)
@@ -307,13 +321,13 @@ static VrProxy the_proxy;
 
 /* Serves on fds (one per spec, -1 where an optional one could not be made)
  * until SIGTERM/SIGINT. */
-static int serve(const VrProxyOptions *opts, const GArray *specs, const int *fds)
+static int serve(const VrProxyOptions *opts, const GArray *specs, const int *fds, VrProxyTls *tls)
 {
 	if (vr_proxy_confine() < 0)
 		return -EPERM;
 	g_autoptr(GError) error = NULL;
 	VrProxy *proxy = &the_proxy;
-	*proxy = (VrProxy){.opts = opts, .resolver = g_resolver_get_default(), .specs = specs};
+	*proxy = (VrProxy){.opts = opts, .resolver = g_resolver_get_default(), .specs = specs, .tls = tls};
 	g_mutex_init(&proxy->audit_lock);
 	proxy->relays = g_hash_table_new(NULL, NULL);
 	proxy->listeners = g_ptr_array_new();
@@ -582,7 +596,7 @@ int vr_proxy_run(const VrProxyOptions *opts, int netns_fd)
 	report_ready(opts, fds);
 	/* Not freed: handshake threads still running at exit read their
 	 * listener's spec (serve() keeps it in the_proxy). */
-	return serve(opts, specs, fds);
+	return serve(opts, specs, fds, NULL);
 }
 
 /* ---- the supervisor's entry point ------------------------------------- */
@@ -612,6 +626,36 @@ static void close_all_except(const int *keep, size_t n)
 
 int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid)
 {
+	return vr_proxy_spawn_tls(opts, netns_fd, ret_pid, NULL);
+}
+
+/* The real values of keys are in this process from now on: no core file,
+ * no ptrace or /proc/PID/mem for a process of the same uid. */
+static void protect_memory(void)
+{
+	struct rlimit none = {0, 0};
+	setrlimit(RLIMIT_CORE, &none);
+	prctl(PR_SET_DUMPABLE, 0);
+}
+
+/* The child's TLS set-up, before it confines itself (the trust store is
+ * read now). The CA's certificate goes back to the supervisor. */
+static int start_tls(const VrProxyOptions *opts, VrProxyTls **ret_tls, char **ret_pem)
+{
+	*ret_tls = NULL;
+	if (!opts->keys && !(opts->read_hosts && opts->read_hosts->len))
+		return 0;
+	g_autoptr(GError) error = NULL;
+	*ret_tls = proxy_tls_new(opts, ret_pem, &error);
+	if (!*ret_tls) {
+		vr_error("cannot start TLS termination: %s", error->message);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid, char **ret_ca_pem)
+{
 	int pipefd[2];
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
@@ -631,25 +675,52 @@ int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid)
 		 * supervisor decides when the proxy ends (SIGTERM). */
 		signal(SIGINT, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
-		int keep[] = {pipefd[1], netns_fd, opts->event_fd, opts->audit_fd};
+		protect_memory();
+		int keep[] = {pipefd[1], netns_fd, opts->event_fd, opts->audit_fd, opts->keys_fd};
 		close_all_except(keep, G_N_ELEMENTS(keep));
 
+		VrProxyTls *tls = NULL;
+		g_autofree char *pem = NULL;
+		int r = start_tls(opts, &tls, &pem);
 		GArray *specs = listen_specs(opts);
 		int fds[MAX_LISTENERS];
-		int r = specs->len > MAX_LISTENERS ? -E2BIG : make_listeners(opts, netns_fd, specs, fds);
+		if (r == 0)
+			r = specs->len > MAX_LISTENERS ? -E2BIG : make_listeners(opts, netns_fd, specs, fds);
 		if (netns_fd >= 0)
 			close(netns_fd);
 		(void)vr_write_all(pipefd[1], &r, sizeof r);
+		if (r == 0 && tls) {
+			guint32 len = (guint32)strlen(pem);
+			(void)vr_write_all(pipefd[1], &len, sizeof len);
+			(void)vr_write_all(pipefd[1], pem, len);
+		}
 		close(pipefd[1]);
 		if (r < 0)
 			_exit(1);
 		VrProxyOptions o = *opts;
 		o.ready_fd = -1;
-		_exit(serve(&o, specs, fds) < 0 ? 1 : 0);
+		o.keys_fd = -1;
+		_exit(serve(&o, specs, fds, tls) < 0 ? 1 : 0);
 	}
 	close(pipefd[1]);
 	int r = 0;
 	ssize_t n = vr_read_all(pipefd[0], &r, sizeof r);
+	gboolean tls = opts->keys || (opts->read_hosts && opts->read_hosts->len);
+	if (n == (ssize_t)sizeof r && r == 0 && tls) {
+		guint32 len = 0;
+		char *pem = NULL;
+		if (vr_read_all(pipefd[0], &len, sizeof len) != (ssize_t)sizeof len || len > 65536)
+			r = -EPROTO;
+		else {
+			pem = g_malloc0(len + 1);
+			if (vr_read_all(pipefd[0], pem, len) != (ssize_t)len)
+				r = -EPROTO;
+		}
+		if (r == 0 && ret_ca_pem)
+			*ret_ca_pem = pem;
+		else
+			g_free(pem);
+	}
 	close(pipefd[0]);
 	if (n != (ssize_t)sizeof r || r < 0) {
 		if (n != (ssize_t)sizeof r)

@@ -45,6 +45,7 @@
 #include <sys/types.h>
 
 #include "net/allow.h"
+#include "net/keys.h"
 
 #define VR_PROXY_DEFAULT_HTTP_PORT 3128
 #define VR_PROXY_DEFAULT_SOCKS_PORT 1080
@@ -57,6 +58,12 @@ typedef struct {
 	int event_fd; /* audit datagrams, or -1 */
 	int audit_fd; /* audit JSON lines, or -1 */
 	int ready_fd; /* vr_proxy_spawn: unused; vr_proxy_run: a line "http=H:P socks=H:P\n" is written here, or -1 */
+	/* TLS termination (docs/network.md "Keys"; vr_proxy_spawn only): */
+	const VrNetKeys *keys;     /* --key: names, hosts, sentinels; NULL: none */
+	int keys_fd;               /* their real values (vr_net_keys_write_values), read at the start; -1 */
+	GPtrArray *read_hosts;     /* --net read= hosts (char *, lower case); NULL: none */
+	const char *run_id;        /* names the run's CA */
+	gint64 ca_valid_s;         /* its validity; 0: VR_NET_CA_VALID_S */
 } VrProxyOptions;
 
 /* Defaults: 127.0.0.1, ports 3128/1080, no audit, no ready fd. */
@@ -65,6 +72,10 @@ void vr_proxy_options_init(VrProxyOptions *opts);
 /* Start the proxy as a child process (see above). netns_fd < 0: listen in the
  * current netns. The fds in opts stay open in the parent. */
 int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid);
+/* The same; with keys or read hosts, the proxy makes the run's CA before it
+ * listens and *ret_ca_pem (g_free) is its certificate (PEM). A CA that
+ * cannot be made: -EPROTO, after the child said why. */
+int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid, char **ret_ca_pem);
 
 /* Run the proxy in this process until SIGTERM/SIGINT (`vault-run proxy`).
  * Uses GIO in the calling process. 0 or -errno. */

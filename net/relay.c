@@ -24,7 +24,8 @@ typedef struct {
 	GSocket *out_sock;
 	guint64 *counter;
 	gboolean writing;   /* a write to out is pending */
-	GByteArray *gated;  /* up pump of a gated relay: what the gate forwards */
+	gboolean eof_after; /* the write pending is the last: the stream ended */
+	GByteArray *gated;  /* gated relay: what the gate forwards (up) or scrubbed (down, terminated) */
 	char buf[RELAY_BUFSIZE];
 } Pump;
 
@@ -32,6 +33,7 @@ struct Relay {
 	VrProxy *proxy;
 	ProxyConn *c; /* the connection's event; NULL when gated (one per request) */
 	GSocketConnection *client, *upstream;
+	GIOStream *client_io, *upstream_io; /* the sockets, or TLS over them (terminated) */
 	GInputStream *client_in;
 	GCancellable *cancel;
 	int active;
@@ -40,7 +42,8 @@ struct Relay {
 
 	/* gated relays */
 	VrHttpGate *gate;
-	const VrNetBridge *bridge;
+	const VrNetBridge *bridge; /* a model-server bridge; NULL: a terminated tunnel (c is the tunnel's event) */
+	VrInjectSite *site;        /* a terminated tunnel's policy */
 	char *address;     /* the host address connected to */
 	GQueue requests;   /* ProxyConn * let through and not answered, oldest first */
 	char *refusal;     /* the response to write once every response is complete */
@@ -61,8 +64,12 @@ static void finish_open_requests(Relay *r, const char *reason)
 static void relay_free(Relay *r)
 {
 	g_hash_table_remove(r->proxy->relays, r);
+	g_io_stream_close(r->client_io, NULL, NULL);
+	g_io_stream_close(r->upstream_io, NULL, NULL);
 	g_io_stream_close(G_IO_STREAM(r->client), NULL, NULL);
 	g_io_stream_close(G_IO_STREAM(r->upstream), NULL, NULL);
+	g_object_unref(r->client_io);
+	g_object_unref(r->upstream_io);
 	g_object_unref(r->client);
 	g_object_unref(r->upstream);
 	g_object_unref(r->client_in);
@@ -71,8 +78,11 @@ static void relay_free(Relay *r)
 		proxy_conn_finish(r->c);
 	finish_open_requests(r, "closed before the response ended");
 	vr_http_gate_free(r->gate);
+	vr_inject_site_free(r->site);
 	if (r->up.gated)
 		g_byte_array_unref(r->up.gated);
+	if (r->down.gated)
+		g_byte_array_unref(r->down.gated);
 	g_free(r->address);
 	g_free(r->refusal);
 	g_free(r);
@@ -109,6 +119,9 @@ static void pump_done(Pump *p, gboolean error)
 		/* A reset on one side ends both: the other pump may otherwise
 		 * wait forever on a peer that has nothing more to say. */
 		g_cancellable_cancel(r->cancel);
+	} else if (!p->out_sock) {
+		/* TLS has no half-close to pass on: one side's end is the end. */
+		g_cancellable_cancel(r->cancel);
 	} else {
 		/* EOF: pass the half-close on, the other direction may go on. */
 		g_socket_shutdown(p->out_sock, FALSE, TRUE, NULL);
@@ -120,22 +133,35 @@ static void pump_done(Pump *p, gboolean error)
 
 static ProxyConn *request_conn(Relay *r, const VrGateEvent *e)
 {
-	ProxyConn *c = proxy_conn_new(r->proxy, "localhost-http");
-	c->host = g_strdup("127.0.0.1");
-	c->port = r->bridge->port;
-	c->rule = r->bridge->rule;
-	c->address = g_strdup(r->address);
+	ProxyConn *c;
+	if (r->bridge) {
+		c = proxy_conn_new(r->proxy, "localhost-http");
+		c->host = g_strdup("127.0.0.1");
+		c->port = r->bridge->port;
+		c->rule = r->bridge->rule;
+		c->address = g_strdup(r->address);
+	} else {
+		/* A request inside a terminated tunnel: the tunnel's place. */
+		c = proxy_conn_new(r->proxy, "https");
+		c->host = g_strdup(r->c->host);
+		c->port = r->c->port;
+		c->rule = r->c->rule;
+		c->address = g_strdup(r->c->address);
+	}
 	c->method = g_strdup(e->method);
-	c->path = g_strdup(e->path);
+	c->path = g_strdup(e->path ? e->path : "");
+	c->keys = g_strdup(e->note);
 	return c;
 }
 
 static char *refusal_response(const Relay *r, const VrGateEvent *e)
 {
 	g_autofree char *what = e->method ? g_strdup_printf("%s %s", e->method, e->path) : g_strdup("a request");
-	g_autofree char *body = g_strdup_printf("vault-run: %s to the host's 127.0.0.1:%u refused: %s "
-	                                        "(--net allow-localhost=%u/tcp bridges the whole port)\n",
-	                                        what, r->bridge->port, e->reason, r->bridge->port);
+	g_autofree char *body =
+	        r->bridge ? g_strdup_printf("vault-run: %s to the host's 127.0.0.1:%u refused: %s "
+	                                    "(--net allow-localhost=%u/tcp bridges the whole port)\n",
+	                                    what, r->bridge->port, e->reason, r->bridge->port)
+	                  : g_strdup_printf("vault-run: %s to %s refused: %s\n", what, r->c->host, e->reason);
 	gboolean forbidden = e->forbidden;
 	return g_strdup_printf("HTTP/1.1 %s\r\n"
 	                       "Content-Type: text/plain; charset=utf-8\r\n"
@@ -218,7 +244,7 @@ static void try_refusal(Relay *r)
 		return; /* the down pump calls again when its write is done */
 	r->refusal_sent = TRUE;
 	r->active++;
-	GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(r->client));
+	GOutputStream *out = g_io_stream_get_output_stream(r->client_io);
 	g_output_stream_write_all_async(out, r->refusal, strlen(r->refusal), G_PRIORITY_DEFAULT, NULL,
 	                                 on_refusal_written, r);
 }
@@ -229,6 +255,10 @@ static void after_write(Pump *p)
 {
 	Relay *r = p->relay;
 	p->writing = FALSE;
+	if (p->eof_after) {
+		pump_done(p, FALSE);
+		return;
+	}
 	if (r->gate) {
 		if (p->up && r->refusal) {
 			/* Nothing after a refused request is read. */
@@ -283,8 +313,20 @@ static void on_read(GObject *src, GAsyncResult *res, gpointer data)
 	if (n <= 0) {
 		if (r->gate && !p->up && n == 0) {
 			g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func(vr_gate_event_free);
-			vr_http_gate_server_closed(r->gate, events);
-			gate_events(r, events);
+			if (p->gated) {
+				/* What the scrubber held back, then the end. */
+				g_byte_array_set_size(p->gated, 0);
+				vr_http_gate_server_closed_out(r->gate, p->gated, events);
+				gate_events(r, events);
+				if (p->gated->len) {
+					p->eof_after = TRUE;
+					write_out(p, p->gated->data, p->gated->len);
+					return;
+				}
+			} else {
+				vr_http_gate_server_closed(r->gate, events);
+				gate_events(r, events);
+			}
 		}
 		pump_done(p, n < 0);
 		return;
@@ -301,6 +343,12 @@ static void on_read(GObject *src, GAsyncResult *res, gpointer data)
 			pump_done(p, TRUE);
 			return;
 		}
+		write_out(p, p->gated->data, p->gated->len);
+	} else if (p->gated) {
+		/* A terminated tunnel: responses scrubbed of the real values. */
+		g_byte_array_set_size(p->gated, 0);
+		vr_http_gate_from_server_out(r->gate, (const guint8 *)p->buf, (gsize)n, p->gated, events);
+		gate_events(r, events);
 		write_out(p, p->gated->data, p->gated->len);
 	} else {
 		vr_http_gate_from_server(r->gate, (const guint8 *)p->buf, (gsize)n, events);
@@ -321,13 +369,13 @@ static gboolean relay_start(gpointer data)
 	r->up.relay = r;
 	r->up.up = TRUE;
 	r->up.in = r->client_in;
-	r->up.out = g_io_stream_get_output_stream(G_IO_STREAM(r->upstream));
-	r->up.out_sock = g_socket_connection_get_socket(r->upstream);
+	r->up.out = g_io_stream_get_output_stream(r->upstream_io);
+	r->up.out_sock = r->site ? NULL : g_socket_connection_get_socket(r->upstream);
 	r->up.counter = r->c ? &r->c->bytes_up : &r->uncounted;
 	r->down.relay = r;
-	r->down.in = g_io_stream_get_input_stream(G_IO_STREAM(r->upstream));
-	r->down.out = g_io_stream_get_output_stream(G_IO_STREAM(r->client));
-	r->down.out_sock = g_socket_connection_get_socket(r->client);
+	r->down.in = g_io_stream_get_input_stream(r->upstream_io);
+	r->down.out = g_io_stream_get_output_stream(r->client_io);
+	r->down.out_sock = r->site ? NULL : g_socket_connection_get_socket(r->client);
 	r->down.counter = r->c ? &r->c->bytes_down : &r->uncounted;
 	r->active = 2;
 	pump_read(&r->up);
@@ -342,6 +390,8 @@ static Relay *relay_new(VrProxy *proxy, GSocketConnection *client, GInputStream 
 	r->proxy = proxy;
 	r->client = g_object_ref(client);
 	r->upstream = g_object_ref(upstream);
+	r->client_io = g_object_ref(G_IO_STREAM(client));
+	r->upstream_io = g_object_ref(G_IO_STREAM(upstream));
 	r->client_in = g_object_ref(client_in);
 	r->cancel = g_cancellable_new();
 	g_queue_init(&r->requests);
@@ -368,5 +418,24 @@ void proxy_relay_gated(VrProxy *proxy, const VrNetBridge *bridge, const char *ad
 	r->bridge = bridge;
 	r->address = g_strdup(address);
 	r->up.gated = g_byte_array_sized_new(RELAY_BUFSIZE + 4096);
+	g_main_context_invoke(NULL, relay_start, r);
+}
+
+void proxy_relay_terminated(ProxyConn *c, GIOStream *client, GSocketConnection *client_sock, GIOStream *upstream,
+                            GSocketConnection *upstream_sock, VrHttpGate *gate, VrInjectSite *site)
+{
+	/* The client's bytes come through its TLS stream now. */
+	Relay *r = relay_new(c->proxy, client_sock, g_io_stream_get_input_stream(client), upstream_sock);
+	g_object_unref(r->client_io);
+	g_object_unref(r->upstream_io);
+	r->client_io = g_object_ref(client);
+	r->upstream_io = g_object_ref(upstream);
+	g_object_unref(r->client_in);
+	r->client_in = g_object_ref(g_io_stream_get_input_stream(client));
+	r->c = c;
+	r->gate = gate;
+	r->site = site;
+	r->up.gated = g_byte_array_sized_new(RELAY_BUFSIZE + 4096);
+	r->down.gated = g_byte_array_sized_new(RELAY_BUFSIZE + 4096);
 	g_main_context_invoke(NULL, relay_start, r);
 }

@@ -120,10 +120,15 @@ void proxy_socks_handle(VrProxy *proxy, GSocketConnection *client)
 
 	ProxyStatus st;
 	g_autoptr(GSocketConnection) up = proxy_open(c, &st);
+	g_autoptr(GIOStream) up_tls = NULL;
+	if (up && proxy_tls_terminates(proxy, c) && !(up_tls = proxy_tls_upstream(c, up))) {
+		st = PROXY_REFUSED;
+		g_clear_object(&up);
+	}
 	reply(client, status_to_reply(st));
 	if (!up) {
 		proxy_conn_finish(c);
 		return;
 	}
-	proxy_relay(c, client, in, up);
+	proxy_tunnel(c, client, in, up, up_tls);
 }
