@@ -24,6 +24,7 @@ typedef enum {
 	OPT_AUDIT_MAX_SIZE, OPT_AUDIT_FAIL,
 	OPT_SCAN,
 	OPT_ALLOW_HOME_PROJECT,
+	OPT_KEY,
 	/* accepted for bwrap compatibility; vault-run always does these */
 	OPT_UNSHARE_ALL, OPT_UNSHARE_OTHER,
 } OptId;
@@ -50,6 +51,7 @@ static const struct {
 	{"--unsetenv", OPT_UNSETENV, 1},
 	{"--clearenv", OPT_CLEARENV, 0},
 	{"--env-file", OPT_ENV_FILE, 1},
+	{"--key", OPT_KEY, 1},
 	{"--ro-bind", OPT_RO_BIND, 2},
 	{"--bind", OPT_BIND, 2},
 	{"--ro-bind-try", OPT_RO_BIND_TRY, 2},
@@ -294,6 +296,7 @@ static gboolean apply(VrRunPlan *plan, OptId id, const char *name, char **a, GEr
 		break;
 	case OPT_UNSETENV: add_env(plan, VR_ENV_UNSET, a[0], NULL); break;
 	case OPT_CLEARENV: add_env(plan, VR_ENV_CLEAR, NULL, NULL); break;
+	case OPT_KEY: g_ptr_array_add(plan->keys, g_strdup(a[0])); break; /* checked by the run (run/keys.c) */
 	case OPT_ENV_FILE: {
 		/* FILE or FILE:GLOB,... (config.h says where it splits). */
 		g_autofree char *file = NULL, *patterns = NULL;
@@ -401,6 +404,9 @@ void vr_cli_print_help(FILE *out)
 	      "  --env-allow GLOB     pass host variables matching GLOB (default: PATH HOME TERM\n"
 	      "                       LANG LC_* USER SHELL TZ COLORTERM)\n"
 	      "  --setenv N V, --unsetenv N, --clearenv, --env-file FILE[:GLOB,...] (read outside)\n"
+	      "  --key NAME@HOST[,HOST][:as=bearer|x-api-key|x-goog-api-key|query|basic]   NAME inside is\n"
+	      "                       a sentinel; the proxy puts the real value into requests to HOST\n"
+	      "  --net read=HOST[,HOST]  HOST on 443, GET/HEAD/OPTIONS and git fetch only\n"
 	      "  --hide/--readonly/--redact/--show PATTERN, --scan mask|refuse|off (secrets by content)\n"
 	      "  --policy FILE, --audit state|FILE|-|syslog[,...], --audit-max-size SIZE|off\n"
 	      "  --audit-level denied|writes|reads|opens|all, --audit-fail closed|open\n"

@@ -27,8 +27,8 @@ typedef struct {
 
 static const GroupSpec groups[] = {
 	{"policy", {"hide", "readonly", "redact", "show"}, "hide, readonly, redact or show"},
-	{"sandbox", {"net", "env-allow", "setenv", "env-file", "ro-bind", "bind", "profile", "memory", "pids", "cpu"},
-	 "net, env-allow, setenv, env-file, ro-bind, bind, profile, memory, pids or cpu"},
+	{"sandbox", {"net", "env-allow", "setenv", "env-file", "ro-bind", "bind", "profile", "memory", "pids", "cpu", "key"},
+	 "net, env-allow, setenv, env-file, ro-bind, bind, profile, memory, pids, cpu or key"},
 	{"audit", {"level", "path", "max-size", "fail"}, "level, path, max-size or fail"},
 	/* Not from a project file (only [policy] is): turning the scan off
 	 * or raising its limit would loosen the view. */
@@ -237,6 +237,7 @@ static gboolean net_value_is_valid(const char *value)
 		if (!**it)
 			continue;
 		if (strcmp(*it, "allow-private") != 0 && !(g_str_has_prefix(*it, "allow=") && (*it)[6]) &&
+		    !(g_str_has_prefix(*it, "read=") && (*it)[5]) &&
 		    !(g_str_has_prefix(*it, "allow-localhost=") && (*it)[16]))
 			return FALSE;
 		n++;
@@ -253,7 +254,7 @@ static gboolean load_sandbox_key(VrConfig *config, GKeyFile *kf, const KeyLine *
 			return FALSE;
 		if (!net_value_is_valid(config->net))
 			return fail(error, name, kl->line,
-			            "net = '%s'; expected none, host, or allow=DOMAIN,..., allow-localhost=PORT,... and "
+			            "net = '%s'; expected none, host, or allow=DOMAIN,..., read=HOST,..., allow-localhost=PORT,... and "
 			            "allow-private joined by ';'",
 			            config->net);
 		return TRUE;
@@ -268,6 +269,9 @@ static gboolean load_sandbox_key(VrConfig *config, GKeyFile *kf, const KeyLine *
 		return append_list(kf, kl, name, config->env_set, TRUE, error);
 	if (strcmp(k, "env-file") == 0)
 		return append_list(kf, kl, name, config->env_files, FALSE, error);
+	/* NAME@HOST,...: checked by the run (net/keys.h), which names the config. */
+	if (strcmp(k, "key") == 0)
+		return append_list(kf, kl, name, config->keys, FALSE, error);
 	if (strcmp(k, "ro-bind") == 0)
 		return append_list(kf, kl, name, config->ro_binds, FALSE, error);
 	return append_list(kf, kl, name, config->rw_binds, FALSE, error); /* bind */
@@ -601,6 +605,7 @@ VrConfig *vr_config_new(void)
 	config->env_allow = g_ptr_array_new_with_free_func(g_free);
 	config->env_set = g_ptr_array_new_with_free_func(g_free);
 	config->env_files = g_ptr_array_new_with_free_func(g_free);
+	config->keys = g_ptr_array_new_with_free_func(g_free);
 	config->ro_binds = g_ptr_array_new_with_free_func(g_free);
 	config->rw_binds = g_ptr_array_new_with_free_func(g_free);
 	config->scan_filter = vr_scan_filter_new();
@@ -616,6 +621,7 @@ void vr_config_free(VrConfig *config)
 	g_ptr_array_unref(config->env_allow);
 	g_ptr_array_unref(config->env_set);
 	g_ptr_array_unref(config->env_files);
+	g_ptr_array_unref(config->keys);
 	g_ptr_array_unref(config->ro_binds);
 	g_ptr_array_unref(config->rw_binds);
 	g_free(config->profile);

@@ -18,6 +18,7 @@ typedef struct {
 	GPtrArray *env_allow;     /* globs of variable names (char *) */
 	GPtrArray *env_set;       /* "NAME=VALUE" (char *) */
 	GPtrArray *env_files;     /* env-file: "FILE[:PATTERN,...]" as --env-file takes them (char *) */
+	GPtrArray *keys;          /* key: "NAME@HOST,..." as --key takes them (char *) */
 	GPtrArray *ro_binds;      /* host paths (char *) bound read-only */
 	GPtrArray *rw_binds;      /* host paths (char *) bound read-write */
 	char *profile;

@@ -14,6 +14,7 @@
 
 #include "policy/config.h"
 #include "run/dotenv.h"
+#include "net/keys.h"
 #include "common/log.h"
 
 static const char *const default_allow[] = {
@@ -170,11 +171,15 @@ static void say_imported(const VrEnvOp *op, const VrRunPlan *plan, GPtrArray *pi
 
 static gboolean load_env_file(GHashTable *env, const VrEnvOp *op, const VrRunPlan *plan, GError **error)
 {
-	g_autofree char *data = read_env_file(op, error);
+	/* The file holds values --key keeps out of the sandbox, whose pid 1 is
+	 * a clone of this process: every copy is zeroed when freed. */
+	g_autoptr(GHashTable) found = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, vr_net_secret_free);
+	char *data = read_env_file(op, error);
 	if (!data)
 		return FALSE;
-	g_autoptr(GHashTable) found = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-	if (!vr_dotenv_parse(data, op->name, found, error))
+	gboolean parsed = vr_dotenv_parse(data, op->name, found, error);
+	vr_net_secret_free(data);
+	if (!parsed)
 		return FALSE;
 	g_autoptr(GString) unmatched = g_string_new(NULL);
 	g_autoptr(GPtrArray) picked = select_names(op, found, unmatched, error);
@@ -231,7 +236,7 @@ static gint cmp_strp(gconstpointer a, gconstpointer b)
 char **vr_env_build(const VrRunPlan *plan, char **host_env, const char *home,
                     const char *user, GError **error)
 {
-	g_autoptr(GHashTable) env = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	g_autoptr(GHashTable) env = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, vr_net_secret_free);
 	for (char **e = host_env; e && *e; e++) {
 		const char *eq = strchr(*e, '=');
 		if (!eq)

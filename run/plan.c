@@ -2,6 +2,7 @@
  * config's `net =` (see plan.h). */
 #include "run/plan.h"
 #include "net/allow.h"
+#include "net/keys.h"
 
 #include <string.h>
 
@@ -49,6 +50,8 @@ VrRunPlan *vr_run_plan_new(void)
 	plan->env_allow = g_ptr_array_new_with_free_func(g_free);
 	plan->net_allow = g_ptr_array_new_with_free_func(g_free);
 	plan->net_localhost = g_ptr_array_new_with_free_func(g_free);
+	plan->net_read = g_ptr_array_new_with_free_func(g_free);
+	plan->keys = g_ptr_array_new_with_free_func(g_free);
 	plan->guarded_dirs = g_ptr_array_new_with_free_func(guarded_dir_free);
 	plan->copies = g_ptr_array_new_with_free_func(copy_file_free);
 	plan->env_ops = g_array_new(FALSE, TRUE, sizeof(VrEnvOp));
@@ -71,6 +74,8 @@ void vr_run_plan_free(VrRunPlan *plan)
 	g_free(plan->gitfile_why);
 	g_ptr_array_unref(plan->env_allow);
 	g_ptr_array_unref(plan->net_allow);
+	g_ptr_array_unref(plan->net_read);
+	g_ptr_array_unref(plan->keys);
 	g_ptr_array_unref(plan->net_localhost);
 	g_ptr_array_unref(plan->guarded_dirs);
 	g_ptr_array_unref(plan->copies);
@@ -96,7 +101,9 @@ static gboolean bad_value(GError **error, const char *opt, const char *value, co
 	return FALSE;
 }
 
-#define NET_FORMS "'none', 'host', 'allow=DOMAIN[,DOMAIN...]', 'allow-localhost=PORT[/tcp][,PORT...]' or 'allow-private'"
+#define NET_FORMS                                                                                              \
+	"'none', 'host', 'allow=DOMAIN[,DOMAIN...]', 'read=HOST[,HOST...]', 'allow-localhost=PORT[/tcp][,PORT...]' " \
+	"or 'allow-private'"
 
 /* One item of a --net value (see vr_run_plan_add_net). */
 static gboolean add_net_item(VrRunPlan *plan, const char *item, const char *value, const char *what,
@@ -106,6 +113,24 @@ static gboolean add_net_item(VrRunPlan *plan, const char *item, const char *valu
 		if (!alone)
 			return bad_value(error, what, value, "a list: 'none' and 'host' stand alone");
 		plan->net = item[0] == 'n' ? VR_NET_NONE : VR_NET_HOST;
+		plan->net_explicit = TRUE;
+	} else if (g_str_has_prefix(item, "read=") && item[5]) {
+		/* Terminated like a key's host, on 443 only (net/inject.h): a
+		 * pattern without a port would let a CONNECT to :22 push. */
+		g_auto(GStrv) items = g_strsplit(item + 5, ",", -1);
+		for (char **it = items; *it; it++) {
+			const char *why = NULL;
+			if (!*g_strstrip(*it))
+				continue;
+			char *h = vr_net_key_host(*it, &why);
+			if (!h) {
+				g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE, "%s: read=%s: %s", what, *it, why);
+				return FALSE;
+			}
+			g_ptr_array_add(plan->net_allow, g_strconcat(h, ":443", NULL));
+			g_ptr_array_add(plan->net_read, h);
+		}
+		plan->net = VR_NET_ALLOW;
 	} else if (strcmp(item, "allow-private") == 0) {
 		plan->net_allow_private = TRUE;
 	} else if (g_str_has_prefix(item, "allow=") && item[6]) {
@@ -115,6 +140,7 @@ static gboolean add_net_item(VrRunPlan *plan, const char *item, const char *valu
 			if (**it)
 				g_ptr_array_add(plan->net_allow, g_strdup(g_strstrip(*it)));
 		plan->net = VR_NET_ALLOW;
+		plan->net_explicit = TRUE;
 	} else if (g_str_has_prefix(item, "allow-localhost=")) {
 		/* Checked here, so a bad port is an error before anything starts. */
 		g_autoptr(VrNetAllow) check = vr_net_allow_new();

@@ -78,6 +78,9 @@ typedef struct {
 	gboolean net_allow_private; /* let allowed names resolve to private addresses */
 	GPtrArray *net_localhost; /* allow-localhost ports ("11434", "8080/tcp"); with
 	                           * none/default they make the mode VR_NET_ALLOW */
+	GPtrArray *net_read;    /* --net read=HOST: read-only hosts (char *, lower case), port 443, terminated */
+	GPtrArray *keys;        /* --key NAME@HOST,... declarations as written (char *, net/keys.h) */
+	gboolean net_explicit;  /* none/host/allow= came from --net or the config, not a profile */
 	char *profile;          /* --profile NAME; "none" turns profiles off; NULL: by COMMAND */
 	gboolean quiet;         /* no summary line at the end */
 	GPtrArray *guarded_dirs; /* VrGuardedDir *, filled from the profile */

@@ -16,6 +16,7 @@
 #include "run/cgroup.h"
 #include "run/copy.h"
 #include "run/git-history.h"
+#include "run/keys.h"
 #include "run/plan.h"
 #include "run/root-plan.h"
 #include "run/run.h"
@@ -34,6 +35,7 @@ typedef struct {
 	VrConfig *config;
 	VrGitHistory *history;     /* git runs while the rest is set up; reported before COMMAND */
 	VrNetAllow *allow;         /* --net allow: what the proxy lets through */
+	VrRunKeys keys;            /* --key, --net read= (run/keys.h) */
 	VrProxyOptions popts;
 	VrIdentity id;
 	uid_t agent_uid;

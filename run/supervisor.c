@@ -34,6 +34,7 @@
 #include "common/log.h"
 #include "run/dir-check.h"
 #include "run/own-dirs.h"
+#include "run/keys.h"
 #include "run/secrets.h"
 #include "run/startup.h"
 
@@ -178,6 +179,9 @@ static int resolve_net(VrRun *r)
 	if (plan->net == VR_NET_DEFAULT && r->config->net &&
 	    !vr_run_plan_add_net(plan, r->config->net, "config: net", &error))
 		return refused(error);
+	/* --key: its hosts join the allow-list (run/keys.h). */
+	if (!vr_run_keys_plan(&r->keys, plan, r->config, &error))
+		return refused(error);
 	/* allow-localhost alone keeps the domains chosen elsewhere (a profile's,
 	 * the config's) and needs the proxy even with none of them. */
 	if (plan->net_localhost->len && plan->net == VR_NET_HOST)
@@ -222,6 +226,10 @@ static int resolve_environment(VrRun *r)
 		g_strfreev(r->envp);
 		r->envp = with;
 	}
+	/* Sentinels in, real values out to the proxy's memfd: before anything
+	 * is cloned from this process. */
+	if (!vr_run_keys_take_values(&r->keys, &r->envp, &error))
+		return refused(error);
 	g_autofree char *host_cwd = g_get_current_dir();
 	if (plan->chdir)
 		r->cwd = g_strdup(plan->chdir);
@@ -448,16 +456,50 @@ static int start_proxy(VrRun *r, pid_t sandbox)
 	g_autofree char *ns = g_strdup_printf("/proc/%d/ns/net", (int)sandbox);
 	int netns = open(ns, O_RDONLY | O_CLOEXEC);
 	int ret = netns < 0 ? -errno : 0;
+	g_autofree char *ca_pem = NULL;
 	if (ret == 0) {
 		r->popts.event_fd = r->audit.send_fd;
-		ret = vr_proxy_spawn(&r->popts, netns, &r->proxy);
+		r->popts.keys = r->keys.keys;
+		r->popts.keys_fd = r->keys.values_fd;
+		r->popts.read_hosts = r->plan->net_read;
+		r->popts.run_id = r->audit.run_id;
+		/* The CA lives as long as the run may (a day past --timeout). */
+		r->popts.ca_valid_s = r->plan->timeout > 0 ? (gint64)r->plan->timeout + 24 * 3600 : 0;
+		ret = vr_proxy_spawn_tls(&r->popts, netns, &r->proxy, &ca_pem);
 		close(netns);
+		if (r->keys.values_fd >= 0)
+			close(r->keys.values_fd);
+		r->keys.values_fd = -1;
 	}
 	if (ret < 0) {
 		r->proxy = -1;
 		return vr_log_errno(-ret, "cannot start the network proxy");
 	}
+	/* Before the root is built: the sandbox binds the directory. */
+	if (ca_pem && (ret = vr_run_keys_certs_fill(&r->keys, ca_pem)) < 0)
+		return vr_log_errno(-ret, "cannot write the run CA into the sandbox's trust store");
 	return vr_startup_phase("proxy");
+}
+
+/* --key, --net read=: the run CA's trust store (run/keys.h), bound over
+ * /etc/ssl/certs where the root has the host's /etc/ssl (not --rootfs),
+ * filled once the proxy made the CA, before the root is built. */
+static int trust_store(VrRun *r)
+{
+	if (!r->keys.terminates)
+		return 0;
+	g_autoptr(GError) error = NULL;
+	if (!vr_run_keys_certs_prepare(&r->keys, r->audit.run_id, &error))
+		return refused(error);
+	for (guint i = 0; i < r->root.ops->len; i++) {
+		const VrSandboxOp *op = &g_array_index(r->root.ops, VrSandboxOp, i);
+		if (op->kind == VR_OP_BIND && g_strcmp0(op->dest, "/etc/ssl") == 0) {
+			vr_root_plan_add(&r->root, VR_OP_BIND, r->keys.certs_dir, VR_RUN_KEYS_CERTS,
+			                 VR_BIND_RO | VR_BIND_DIR, 0);
+			break;
+		}
+	}
+	return 0;
 }
 
 /* Until COMMAND is told to start, a failure closes SYNC (EOF: pid 1 exits
@@ -465,6 +507,8 @@ static int start_proxy(VrRun *r, pid_t sandbox)
 static int start_sandbox(VrRun *r)
 {
 	vr_run_history_report(g_steal_pointer(&r->history), r->project);
+	if (trust_store(r) < 0)
+		return -1;
 	vr_cleanup_fd int sync = -1;
 	vr_cleanup_pid pid_t child = clone_sandbox(r, &sync);
 	if (child < 0)
@@ -537,6 +581,7 @@ static _Noreturn void finish(VrRun *r)
 	if (r->daemon > 0 && !r->plan->quiet && !vr_startup_signal())
 		vr_run_audit_print_summary(&r->audit);
 	vr_run_audit_close(&r->audit);
+	vr_run_keys_certs_remove(&r->keys); /* the sandbox is gone: nothing binds it */
 	if (r->started)
 		write_json_status(r->plan->json_status_fd, "{ \"exit-code\": %d }\n", r->status);
 	/* Everything of the run is reaped, closed and said: end here. Freeing
@@ -556,6 +601,7 @@ static void run_init(VrRun *r, VrRunPlan *plan)
 		.status = VR_EXIT_ERROR,
 		.audit = {.log_fd = -1, .dir_fd = -1, .daemon_fd = -1, .send_fd = -1},
 		.copies = {.lock_fd = -1},
+		.keys = VR_RUN_KEYS_INIT,
 	};
 	vr_root_plan_init(&r->root);
 	r->guards = g_array_new(FALSE, FALSE, sizeof(pid_t));
@@ -571,6 +617,7 @@ static int run_abandon(VrRun *r, int status)
 	g_clear_pointer(&r->allow, vr_net_allow_free);
 	g_clear_pointer(&r->views, vr_views_free);
 	vr_run_copies_clear(&r->copies);
+	vr_run_keys_clear(&r->keys);
 	vr_root_plan_clear(&r->root);
 	g_clear_pointer(&r->envp, g_strfreev);
 	g_free(r->user);

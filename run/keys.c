@@ -1,0 +1,369 @@
+/* --key and --net read= on the run's side (see run/keys.h). */
+#include "run/keys.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit/state-dir.h"
+#include "common/fd-util.h"
+#include "common/log.h"
+#include "net/ca.h"
+
+extern char **environ;
+
+#define SECRET_FILE "key-secret"
+#define HOST_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+
+void vr_run_keys_clear(VrRunKeys *rk)
+{
+	vr_net_keys_free(rk->keys);
+	rk->keys = NULL;
+	if (rk->values_fd >= 0)
+		close(rk->values_fd);
+	if (rk->bundle_fd >= 0)
+		close(rk->bundle_fd);
+	if (rk->ca_fd >= 0)
+		close(rk->ca_fd);
+	rk->values_fd = rk->bundle_fd = rk->ca_fd = -1;
+	vr_run_keys_certs_remove(rk);
+}
+
+static gboolean add_specs(VrNetKeys *keys, GPtrArray *specs, const char *what, GError **error)
+{
+	for (guint i = 0; specs && i < specs->len; i++) {
+		g_autoptr(GError) e = NULL;
+		VrNetKey *k = vr_net_key_parse(specs->pdata[i], &e);
+		if (!k) {
+			g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE, "%s: %s", what, e->message);
+			return FALSE;
+		}
+		vr_net_keys_add(keys, k);
+	}
+	return TRUE;
+}
+
+gboolean vr_run_keys_plan(VrRunKeys *rk, VrRunPlan *plan, const VrConfig *config, GError **error)
+{
+	g_autoptr(VrNetKeys) keys = vr_net_keys_new();
+	if (!add_specs(keys, config ? config->keys : NULL, "[sandbox] key", error) ||
+	    !add_specs(keys, plan->keys, "--key", error))
+		return FALSE;
+	rk->terminates = vr_net_keys_count(keys) > 0 || plan->net_read->len > 0;
+	if (vr_net_keys_count(keys) == 0)
+		return TRUE;
+	if (plan->net == VR_NET_HOST || plan->net == VR_NET_NONE) {
+		g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,
+		            "--key %s needs the proxy, which puts the value in: --net %s cannot carry it "
+		            "(drop --net %s; --key implies --net allow=HOST)",
+		            vr_net_keys_get(keys, 0)->name, plan->net == VR_NET_HOST ? "host" : "none",
+		            plan->net == VR_NET_HOST ? "host" : "none");
+		return FALSE;
+	}
+	/* Port 443 only: the only port a key is ever put in on. */
+	g_autoptr(GPtrArray) hosts = vr_net_keys_hosts(keys);
+	for (guint i = 0; i < hosts->len; i++)
+		g_ptr_array_add(plan->net_allow, g_strconcat(hosts->pdata[i], ":443", NULL));
+	plan->net = VR_NET_ALLOW;
+	rk->keys = g_steal_pointer(&keys);
+	return TRUE;
+}
+
+/* ---- the per-user secret ------------------------------------------------ */
+
+static int read_secret(int dir, guint8 *secret)
+{
+	int fd = openat(dir, SECRET_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	ssize_t n = fstat(fd, &st) < 0 ? -errno : vr_read_all(fd, secret, VR_NET_KEY_SECRET_SIZE);
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) || n != VR_NET_KEY_SECRET_SIZE)
+		return -EBADMSG;
+	return 0;
+}
+
+/* Made once, 0600, in vault-run's state directory: the sentinels are the
+ * same in every run, because harnesses persist the keys they were given. */
+static int write_secret(int dir, guint8 *secret)
+{
+	if (getrandom(secret, VR_NET_KEY_SECRET_SIZE, 0) != VR_NET_KEY_SECRET_SIZE)
+		return -EIO;
+	g_autofree char *tmp = g_strdup_printf(SECRET_FILE ".%d", (int)getpid());
+	int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	int r = vr_write_all(fd, secret, VR_NET_KEY_SECRET_SIZE);
+	if (r >= 0 && fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	/* Two first runs at once: the first link wins, the other reads it. */
+	if (r >= 0 && linkat(dir, tmp, dir, SECRET_FILE, 0) < 0)
+		r = errno == EEXIST ? read_secret(dir, secret) : -errno;
+	unlinkat(dir, tmp, 0);
+	return r < 0 ? r : 0;
+}
+
+static gboolean load_secret(guint8 *secret, GError **error)
+{
+	int pathfd;
+	int r = vr_state_open_base_dir(true, &pathfd);
+	if (r < 0) {
+		g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,
+		            "--key: cannot open vault-run's state directory for the sentinels' secret: %s", strerror(-r));
+		return FALSE;
+	}
+	/* An O_PATH descriptor cannot be a dirfd for creating: reopen it. */
+	int dir = openat(pathfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(pathfd);
+	r = dir < 0 ? -errno : read_secret(dir, secret);
+	if (r == -ENOENT)
+		r = write_secret(dir, secret);
+	if (dir >= 0)
+		close(dir);
+	if (r < 0) {
+		g_autofree char *base = NULL;
+		vr_state_base_dir(&base);
+		g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,
+		            "--key: %s/" SECRET_FILE ": %s (it must be a 0600 file of %d bytes owned by you; remove it "
+		            "to make a new one, which changes every sentinel)",
+		            base ? base : "$XDG_STATE_HOME/vault-run", r == -EBADMSG ? "not vault-run's secret" : strerror(-r),
+		            VR_NET_KEY_SECRET_SIZE);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* ---- the values ----------------------------------------------------------- */
+
+/* The entry NAME=… of env, or NULL. */
+static char **env_find(char **env, const char *name)
+{
+	size_t n = strlen(name);
+	for (char **e = env; e && *e; e++)
+		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+			return e;
+	return NULL;
+}
+
+/* The host's NAME=value, where this process keeps it, now holds the
+ * sentinel (the same length): the sandbox's pid 1 is a clone of this
+ * process, and /proc/PID/environ reads that very memory. */
+static void env_overwrite(char **env, const char *name, const char *sentinel)
+{
+	char **e = env_find(env, name);
+	if (!e)
+		return;
+	char *v = strchr(*e, '=') + 1;
+	size_t n = strlen(v), m = strlen(sentinel);
+	memcpy(v, sentinel, MIN(n, m));
+	if (n > m)
+		explicit_bzero(v + m, n - m);
+}
+
+static int values_memfd(const VrNetKeys *keys)
+{
+	int fd = memfd_create("vault-run-keys", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return -errno;
+	int r = vr_net_keys_write_values(keys, fd);
+	if (r >= 0 && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0)
+		r = -errno;
+	if (r >= 0 && lseek(fd, 0, SEEK_SET) < 0)
+		r = -errno;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static void env_set(GPtrArray *env, const char *name, const char *value)
+{
+	size_t n = strlen(name);
+	for (guint i = 0; i < env->len; i++) {
+		char *e = env->pdata[i];
+		if (strncmp(e, name, n) == 0 && e[n] == '=') {
+			vr_net_secret_free(e);
+			env->pdata[i] = g_strconcat(name, "=", value, NULL);
+			return;
+		}
+	}
+	g_ptr_array_add(env, g_strconcat(name, "=", value, NULL));
+}
+
+/* The merged bundle for the variables OpenSSL, Python, curl and git read;
+ * Node adds NODE_EXTRA_CA_CERTS to its own store, so it gets the run CA
+ * alone. */
+static void trust_env(GPtrArray *env)
+{
+	static const char *const bundle_vars[] = {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+	                                          "GIT_SSL_CAINFO"};
+	for (size_t i = 0; i < G_N_ELEMENTS(bundle_vars); i++)
+		env_set(env, bundle_vars[i], VR_RUN_KEYS_BUNDLE);
+	env_set(env, "NODE_EXTRA_CA_CERTS", VR_RUN_KEYS_CA);
+}
+
+gboolean vr_run_keys_take_values(VrRunKeys *rk, char ***envp, GError **error)
+{
+	if (!rk->terminates)
+		return TRUE;
+	g_autoptr(GPtrArray) env = g_ptr_array_new_with_free_func(vr_net_secret_free);
+	for (char **e = *envp; *e; e++)
+		g_ptr_array_add(env, g_strdup(*e));
+	for (guint i = 0; rk->keys && i < vr_net_keys_count(rk->keys); i++) {
+		VrNetKey *k = vr_net_keys_get(rk->keys, i);
+		char **inside = env_find(*envp, k->name);
+		const char *value = inside ? strchr(*inside, '=') + 1 : g_getenv(k->name);
+		if (!value || !*value) {
+			g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,
+			            "--key %s: %s has no value: set it in the environment or read it with --env-file "
+			            "FILE:%s",
+			            k->spec, k->name, k->name);
+			return FALSE;
+		}
+		g_autoptr(GError) e = NULL;
+		guint8 secret[VR_NET_KEY_SECRET_SIZE];
+		gboolean ok = load_secret(secret, error);
+		ok = ok && vr_net_key_set_value(k, secret, sizeof secret, value, &e);
+		explicit_bzero(secret, sizeof secret);
+		if (!ok) {
+			if (e)
+				g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE, "--key %s: %s", k->spec, e->message);
+			return FALSE;
+		}
+		env_set(env, k->name, k->sentinel);
+		env_overwrite(environ, k->name, k->sentinel);
+	}
+	if (rk->keys) {
+		int fd = values_memfd(rk->keys);
+		vr_net_keys_forget_values(rk->keys);
+		if (fd < 0) {
+			g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,
+			            "--key: cannot hand the values to the proxy (memfd): %s", strerror(-fd));
+			return FALSE;
+		}
+		rk->values_fd = fd;
+	}
+	trust_env(env);
+	/* The old environment's strings held real values: zeroed as freed. */
+	for (char **e = *envp; *e; e++)
+		explicit_bzero(*e, strlen(*e));
+	g_strfreev(*envp);
+	g_ptr_array_add(env, NULL);
+	*envp = (char **)g_ptr_array_free(g_steal_pointer(&env), FALSE);
+	return TRUE;
+}
+
+/* ---- the sandbox's trust store ------------------------------------------ */
+
+/* The host's /etc/ssl/certs as links (names stay what CApath users look
+ * up), but the bundle, which certs_fill writes. */
+static int link_host_entries(int dir)
+{
+	DIR *d = opendir(VR_RUN_KEYS_CERTS);
+	if (!d)
+		return 0; /* no host store: the run CA alone */
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || strcmp(e->d_name, "ca-certificates.crt") == 0)
+			continue;
+		char target[4096];
+		g_autofree char *host = g_build_filename(VR_RUN_KEYS_CERTS, e->d_name, NULL);
+		ssize_t n = readlink(host, target, sizeof target - 1);
+		if (n < 0) {
+			/* A file or directory of the host's (java/): linked by its
+			 * host path, which the sandbox's /etc/ssl/certs hides, so
+			 * it is left out. */
+			continue;
+		}
+		target[n] = '\0';
+		if (symlinkat(target, dir, e->d_name) < 0 && errno != EEXIST) {
+			int err = errno;
+			closedir(d);
+			return -err;
+		}
+	}
+	closedir(d);
+	return 0;
+}
+
+gboolean vr_run_keys_certs_prepare(VrRunKeys *rk, const char *run_id, GError **error)
+{
+	if (!rk->terminates)
+		return TRUE;
+	guint32 hash = 0;
+	if (!vr_net_ca_subject_hash(run_id, &hash, error))
+		return FALSE;
+	g_autoptr(GError) e = NULL;
+	rk->certs_dir = g_dir_make_tmp("vault-run-certs-XXXXXX", &e);
+	if (!rk->certs_dir) {
+		g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,
+		            "--key: cannot make the sandbox's trust store: %s", e->message);
+		return FALSE;
+	}
+	chmod(rk->certs_dir, 0755);
+	int dir = open(rk->certs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int r = dir < 0 ? -errno : link_host_entries(dir);
+	g_autofree char *hash_name = g_strdup_printf("%08x.0", hash);
+	if (r == 0 && symlinkat("vault-run-ca.pem", dir, hash_name) < 0 && errno != EEXIST)
+		r = -errno;
+	if (r == 0) {
+		rk->bundle_fd = openat(dir, "ca-certificates.crt", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		rk->ca_fd = openat(dir, "vault-run-ca.pem", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		if (rk->bundle_fd < 0 || rk->ca_fd < 0)
+			r = -errno;
+	}
+	if (dir >= 0)
+		close(dir);
+	if (r < 0) {
+		g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE, "--key: cannot fill %s: %s", rk->certs_dir,
+		            strerror(-r));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+int vr_run_keys_certs_fill(VrRunKeys *rk, const char *ca_pem)
+{
+	if (rk->bundle_fd < 0)
+		return 0;
+	g_autofree char *host = NULL;
+	gsize len = 0;
+	g_file_get_contents(HOST_BUNDLE, &host, &len, NULL);
+	int r = host ? vr_write_all(rk->bundle_fd, host, len) : 0;
+	if (r >= 0 && len && host[len - 1] != '\n')
+		r = vr_write_all(rk->bundle_fd, "\n", 1);
+	if (r >= 0)
+		r = vr_write_all(rk->bundle_fd, ca_pem, strlen(ca_pem));
+	if (r >= 0)
+		r = vr_write_all(rk->ca_fd, ca_pem, strlen(ca_pem));
+	close(rk->bundle_fd);
+	close(rk->ca_fd);
+	rk->bundle_fd = rk->ca_fd = -1;
+	return r < 0 ? r : 0;
+}
+
+void vr_run_keys_certs_remove(VrRunKeys *rk)
+{
+	if (!rk->certs_dir)
+		return;
+	DIR *d = opendir(rk->certs_dir);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d)))
+			if (e->d_name[0] != '.' || (e->d_name[1] && strcmp(e->d_name, "..") != 0))
+				unlinkat(dirfd(d), e->d_name, 0);
+		closedir(d);
+	}
+	rmdir(rk->certs_dir);
+	g_clear_pointer(&rk->certs_dir, g_free);
+}

@@ -1,0 +1,55 @@
+/* The run's side of `--key NAME@HOST` and `--net read=HOST` (docs/network.md
+ * "Keys"): the declarations, the network they imply, the sentinels in the
+ * sandbox's environment, the real values in a sealed memfd for the proxy
+ * (never argv, never the environment), and the sandbox's trust store with
+ * the run's CA in it.
+ *
+ * Order in the supervisor: vr_run_keys_plan before the allow-list is built,
+ * vr_run_keys_take_values once the environment is, vr_run_keys_certs_prepare
+ * before the sandbox is cloned (its root binds the directory), and
+ * vr_run_keys_certs_fill once the proxy made the CA, before the root is
+ * built. */
+#pragma once
+#include <glib.h>
+
+#include "net/keys.h"
+#include "policy/config.h"
+#include "run/plan.h"
+
+typedef struct {
+	VrNetKeys *keys;     /* NULL: no --key; names, hosts, sentinels (no values after take_values) */
+	int values_fd;       /* memfd of the real values (net/keys.h), for the proxy; -1 */
+	gboolean terminates; /* keys or read= hosts: the proxy terminates TLS, the sandbox trusts its CA */
+	char *certs_dir;     /* host directory bound at /etc/ssl/certs; NULL before certs_prepare */
+	int bundle_fd, ca_fd;
+} VrRunKeys;
+
+#define VR_RUN_KEYS_INIT {NULL, -1, FALSE, NULL, -1, -1}
+
+void vr_run_keys_clear(VrRunKeys *rk);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(VrRunKeys, vr_run_keys_clear)
+
+/* Parses the declarations (the config's first; the command line's win by
+ * name) and fits the network to them: --key implies allow=HOST:443 for its
+ * hosts (added to an allow= list); with --net none or host it is an error. */
+gboolean vr_run_keys_plan(VrRunKeys *rk, VrRunPlan *plan, const VrConfig *config, GError **error);
+
+/* Each key's real value from *envp (an --env-file, an allowed variable) or
+ * else the host environment; NAME=SENTINEL in *envp in its place (over a
+ * profile's env allow), the values into rk->values_fd, and the copies this
+ * process held zeroed (the host environment's in place: the sandbox is a
+ * clone of this process). Adds the trust store variables. */
+gboolean vr_run_keys_take_values(VrRunKeys *rk, char ***envp, GError **error);
+
+/* The sandbox's /etc/ssl/certs: a private directory holding the host's
+ * entries (as links), the merged bundle and the run CA with its <hash>.0
+ * link, the files empty until certs_fill. Returns the directory to bind. */
+gboolean vr_run_keys_certs_prepare(VrRunKeys *rk, const char *run_id, GError **error);
+int vr_run_keys_certs_fill(VrRunKeys *rk, const char *ca_pem);
+/* The directory goes once the sandbox bound it (its mount keeps it). */
+void vr_run_keys_certs_remove(VrRunKeys *rk);
+
+/* Where the sandbox finds them. */
+#define VR_RUN_KEYS_CERTS "/etc/ssl/certs"
+#define VR_RUN_KEYS_BUNDLE VR_RUN_KEYS_CERTS "/ca-certificates.crt"
+#define VR_RUN_KEYS_CA VR_RUN_KEYS_CERTS "/vault-run-ca.pem"
