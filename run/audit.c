@@ -230,7 +230,8 @@ void vr_run_audit_print_summary(const VrRunAudit *a)
 	GHashTable *denied = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	VrAuditRecord rec;
 	vr_audit_record_init(&rec);
-	unsigned long bad = 0, not_journaled = 0;
+	unsigned long bad = 0, not_journaled = 0, tripped = 0;
+	g_autofree char *first_trip = NULL; /* what the first key tripwire refused */
 	bool readable = true;
 	for (guint i = 0; i < parts->len; i++) {
 		VrAuditReader *r = NULL;
@@ -247,6 +248,13 @@ void vr_run_audit_print_summary(const VrRunAudit *a)
 			vr_audit_summary_add(sum, &rec);
 			if (g_strcmp0(rec.op, "journal") == 0 && g_strcmp0(rec.result, "skipped") == 0)
 				not_journaled++;
+			/* A key on its way where it must not go (net/inject.h):
+			 * said in the line, not only counted. */
+			const char *reason = rec.host ? vr_json_get_string(&rec.obj, "reason") : NULL;
+			if (reason && g_str_has_prefix(reason, "tripwire: ") && vr_audit_record_denied(&rec)) {
+				if (!tripped++)
+					first_trip = g_strdup(reason + strlen("tripwire: "));
+			}
 			/* Refused connections have their own count below. */
 			if (!vr_audit_record_denied(&rec) || rec.host)
 				continue;
@@ -305,6 +313,11 @@ void vr_run_audit_print_summary(const VrRunAudit *a)
 		g_string_append_printf(line, ", %" G_GUINT64_FORMAT " connection%s (%" G_GUINT64_FORMAT " denied)",
 		                       c.conn_allowed + c.conn_denied, c.conn_allowed + c.conn_denied == 1 ? "" : "s",
 		                       c.conn_denied);
+	if (tripped) {
+		g_string_append_printf(line, ", %lu key%s refused (", tripped, tripped == 1 ? "" : "s");
+		vr_audit_append_printable(line, first_trip);
+		g_string_append(line, tripped > 1 ? ", …)" : ")");
+	}
 	if (c.lost)
 		g_string_append_printf(line, ", %" G_GUINT64_FORMAT " record%s lost (the log could not be written)",
 		                       c.lost, c.lost == 1 ? "" : "s");

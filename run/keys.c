@@ -40,7 +40,9 @@ static gboolean add_specs(VrNetKeys *keys, GPtrArray *specs, const char *what, G
 		g_autoptr(GError) e = NULL;
 		VrNetKey *k = vr_net_key_parse(specs->pdata[i], &e);
 		if (!k) {
-			g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE, "%s: %s", what, e->message);
+			/* The parser names the declaration; what says where it came from. */
+			g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE, "%s%s",
+			            g_str_has_prefix(what, "--") ? "" : "[sandbox] key: ", e->message);
 			return FALSE;
 		}
 		vr_net_keys_add(keys, k);
