@@ -106,10 +106,18 @@ static ScanEnd scan(const VrScrub *s, guint8 *buf, gsize len, gboolean fold, gbo
 		}
 		gsize skip = 1;
 		const Pattern *whole = NULL;
+		/* The first pattern in order that matches here wins. One before
+		 * it that runs past the end may still match: held, so the
+		 * decision is the same however the stream was cut. */
 		for (guint k = 0; k < s->patterns->len && !whole; k++) {
 			const Pattern *p = &g_array_index(s->patterns, Pattern, k);
-			if (len - i >= p->len && same(buf + i, p->find, p->len, fold))
-				whole = p;
+			if (len - i >= p->len) {
+				if (same(buf + i, p->find, p->len, fold))
+					whole = p;
+			} else if (partial && same(buf + i, p->find, len - i, fold)) {
+				*at = i;
+				return SCAN_PARTIAL;
+			}
 		}
 		if (whole && !whole->replace) {
 			*at = i;
@@ -158,10 +166,40 @@ int vr_scrub_feed(VrScrub *s, const guint8 *buf, gsize len, GByteArray *out)
 	return -1;
 }
 
+/* From the first place where what is held begins a pattern to be
+ * replaced, the replacement's first bytes instead: the end of a body (or
+ * of the stream) never lets the start of a value out, whatever comes
+ * after it. A known prefix (sk-proj-) is its sentinel's too, so ordinary
+ * text ending in one goes out as it was. */
+static void mask_tail(const VrScrub *s, guint8 *buf, gsize len)
+{
+	for (gsize i = 0; i < len; i++) {
+		for (guint k = 0; k < s->patterns->len; k++) {
+			const Pattern *p = &g_array_index(s->patterns, Pattern, k);
+			if (p->replace && len - i < p->len && same(buf + i, p->find, len - i, FALSE)) {
+				memcpy(buf + i, p->replace, len - i);
+				return;
+			}
+		}
+	}
+}
+
 void vr_scrub_flush(VrScrub *s, GByteArray *out)
 {
-	if (s->detected < 0)
-		g_byte_array_append(out, s->held->data, s->held->len);
+	if (s->detected < 0 && s->held->len) {
+		/* What is held begins a pattern, and may hold others whole. */
+		gsize at = 0;
+		int id = -1;
+		if (scan(s, s->held->data, s->held->len, FALSE, FALSE, &at, &id) == SCAN_DETECTED) {
+			g_byte_array_append(out, s->held->data, (guint)at);
+			s->detected = id;
+		} else {
+			mask_tail(s, s->held->data, s->held->len);
+			g_byte_array_append(out, s->held->data, s->held->len);
+		}
+	}
+	if (s->held->len)
+		explicit_bzero(s->held->data, s->held->len);
 	g_byte_array_set_size(s->held, 0);
 }
 

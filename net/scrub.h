@@ -29,7 +29,10 @@ guint vr_scrub_count(const VrScrub *s);
  * scrubber takes nothing more (it returns that id again). */
 int vr_scrub_feed(VrScrub *s, const guint8 *buf, gsize len, GByteArray *out);
 /* The end of the stream (or of a body): the bytes held back, which no
- * pattern can complete now. */
+ * pattern can complete now, with any pattern whole in them replaced and
+ * the start of one to be replaced that runs to the end replaced by the
+ * start of its replacement (a value cut by a response's end never goes
+ * out in part). A pattern detected in them: nothing from it on. */
 void vr_scrub_flush(VrScrub *s, GByteArray *out);
 /* Bytes held back now (at most the longest pattern minus one). */
 gsize vr_scrub_held(const VrScrub *s);

@@ -162,7 +162,9 @@ static void test_scrub(void **state)
 	assert_int_equal(vr_scrub_count(s), 0);
 	vr_scrub_add(s, "SECRETVALUE", "SENTINEL-XX", 1);
 	const char *text = "a SECRETVALUE b SECRETVAL c SECRETVALUESECRETVALUE SECRE";
-	const char *want = "a SENTINEL-XX b SECRETVAL c SENTINEL-XXSENTINEL-XX SECRE";
+	/* The value's start at the very end is masked too: whatever came
+	 * next (a second response) cannot make it whole on the client's side. */
+	const char *want = "a SENTINEL-XX b SECRETVAL c SENTINEL-XXSENTINEL-XX SENTI";
 	for (gsize piece = 1; piece <= strlen(text); piece++) {
 		g_autoptr(VrScrub) c = vr_scrub_copy(s);
 		int id;
