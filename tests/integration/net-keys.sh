@@ -74,6 +74,21 @@ while True:
 print(" ".join(c.decode() for c in re.findall(rb"HTTP/1\.1 (\d{3}) ", out)))
 EOF
 
+# Node, which trusts NODE_EXTRA_CA_CERTS (the run CA alone) and does not
+# read the proxy variables: CONNECT by hand, then TLS with ALPN.
+cat >"$P/node-tls.js" <<'EOF'
+const http = require('http'), tls = require('tls');
+const host = process.argv[2];
+http.request({host: '127.0.0.1', port: 3128, method: 'CONNECT', path: host + ':443'}).on('connect', (res, sock) => {
+  const t = tls.connect({socket: sock, servername: host, ALPNProtocols: ['http/1.1']}, () => t.write(
+    `GET /echo/node HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${process.env.OPENAI_API_KEY}\r\nConnection: close\r\n\r\n`));
+  let out = '';
+  t.on('data', d => out += d);
+  t.on('end', () => console.log('alpn=' + t.alpnProtocol + ' ' + out.split('\r\n\r\n')[1].split('\n')[0]));
+  t.on('error', e => console.log('node error ' + e.message));
+}).end();
+EOF
+
 cat >"$P/inside.sh" <<'EOF'
 cd /tmp
 echo "openai=$OPENAI_API_KEY"
@@ -98,6 +113,7 @@ echo "--pipeline $(python3 "$2/pipeline.py" read.origin.test 'GET /a HTTP/1.1|Ho
 	'POST /r.git/git-receive-pack HTTP/1.1|Host: HOST|Content-Length: 1||x')"
 echo "--smuggle $(python3 "$2/pipeline.py" read.origin.test \
 	'POST /r.git/git-upload-pack HTTP/1.1|Host: HOST|Content-Length: 3|Transfer-Encoding: chunked||0||')"
+echo "--node"; if command -v node >/dev/null; then node "$2/node-tls.js" api.origin.test; else echo "no node"; fi
 echo "--end"
 EOF
 
@@ -156,6 +172,12 @@ vr_check "… on a kept-alive connection the second request is judged too" grep 
 vr_check "… Content-Length with Transfer-Encoding is refused (smuggling)" grep -qx -- "--smuggle 400" "$T/main.out"
 vr_check "… refusals audited" grep -q '"reason":"POST /r.git/git-receive-pack refused.*"path":"/r.git/git-receive-pack"' \
 	"$T/main.audit"
+if grep -qx "no node" <(out node); then
+	echo "(node is not installed: its check is left out)"
+else
+	vr_check "Node accepts the leaf (NODE_EXTRA_CA_CERTS) with ALPN http/1.1, and gets the key put in" \
+		grep -qx "alpn=http/1.1 authorization=Bearer $S" <(out node)
+fi
 vr_check "the whole script ran" grep -qx -- "--end" "$T/main.out"
 
 # --- a real value, wherever it goes, is refused ----------------------------------
