@@ -12,6 +12,7 @@ as one JSON object per line. Paths:
                back as the sentinel)
     /leak      200, the body is the LEAK environment variable (the scrubber)
     /sse       an event stream, chunked: "data: one", a pause, "data: two"
+    /big?MiB   that many MiB of zeros (bench/proxy-tls-bench.sh)
     anything else  200 "ok"
 Keep-alive (HTTP/1.1) like a real API.
 """
@@ -47,7 +48,8 @@ class Handler(BaseHTTPRequestHandler):
         n = int(self.headers.get("Content-Length") or 0)
         if n:
             self.rfile.read(n)
-        self.record()
+        if self.server.logfile != "-":
+            self.record()
         url = urlsplit(self.path)
         if url.path.startswith("/echo"):
             self.body("authorization=%s\nx-api-key=%s\nx-goog-api-key=%s\nquery=%s\n" % (
@@ -55,6 +57,15 @@ class Handler(BaseHTTPRequestHandler):
                 self.headers.get("x-goog-api-key"), url.query))
         elif url.path == "/leak":
             self.body("leaked: %s\n" % os.environ.get("LEAK", ""))
+        elif url.path == "/big":
+            n = int(url.query or "1") << 20
+            self.send_response(200)
+            self.send_header("Content-Length", str(n))
+            self.end_headers()
+            block = bytes(1 << 16)
+            while n > 0:
+                self.wfile.write(block[:min(n, len(block))])
+                n -= len(block)
         elif url.path == "/sse":
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
