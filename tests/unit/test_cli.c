@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "cli/run-options.h"
+#include "run/keys.h"
 #include "run/run.h"
 
 static VrRunPlan *parse(GError **error, ...)
@@ -93,6 +94,40 @@ static void test_net_localhost(void **state)
 	g_autoptr(GError) e2 = NULL;
 	assert_null(parse(&e2, "--net", "host;allow-localhost=1", "true", NULL));
 	assert_non_null(strstr(e2->message, "stand alone"));
+}
+
+static void test_keys(void **state)
+{
+	/* --key is kept as written for the run; --net read= is a name on 443. */
+	g_autoptr(GError) error = NULL;
+	g_autoptr(VrRunPlan) p = parse(&error, "--key", "OPENAI_API_KEY@api.openai.com", "--net",
+	                               "read=Git.Example.com", "true", NULL);
+	assert_non_null(p);
+	assert_int_equal(p->keys->len, 1);
+	assert_int_equal(p->net, VR_NET_ALLOW);
+	assert_string_equal(p->net_read->pdata[0], "git.example.com");
+	assert_string_equal(p->net_allow->pdata[0], "git.example.com:443");
+	g_auto(VrRunKeys) rk = VR_RUN_KEYS_INIT;
+	assert_true(vr_run_keys_plan(&rk, p, NULL, &error));
+	assert_true(rk.terminates);
+	assert_string_equal(p->net_allow->pdata[1], "api.openai.com:443");
+
+	g_autoptr(GError) e1 = NULL;
+	assert_null(parse(&e1, "--net", "read=10.0.0.1", "true", NULL));
+	assert_non_null(strstr(e1->message, "IP literal"));
+	/* --net host or none cannot carry a key. */
+	g_autoptr(VrRunPlan) h = parse(&error, "--net", "host", "--key", "K@api.example.com", "true", NULL);
+	assert_non_null(h);
+	g_auto(VrRunKeys) hk = VR_RUN_KEYS_INIT;
+	g_autoptr(GError) e2 = NULL;
+	assert_false(vr_run_keys_plan(&hk, h, NULL, &e2));
+	assert_non_null(strstr(e2->message, "--net host"));
+	/* A key bound to a wildcard is refused when the run reads it. */
+	g_autoptr(VrRunPlan) w = parse(&error, "--key", "K@*.example.com", "true", NULL);
+	g_auto(VrRunKeys) wk = VR_RUN_KEYS_INIT;
+	g_autoptr(GError) e3 = NULL;
+	assert_false(vr_run_keys_plan(&wk, w, NULL, &e3));
+	assert_non_null(strstr(e3->message, "wildcard"));
 }
 
 static void test_scan_mode(void **state)
@@ -309,6 +344,7 @@ int main(void)
 		cmocka_unit_test(test_env_build),
 		cmocka_unit_test(test_net_allow_profile_quiet),
 		cmocka_unit_test(test_net_localhost),
+		cmocka_unit_test(test_keys),
 		cmocka_unit_test(test_audit_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

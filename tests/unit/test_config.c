@@ -78,6 +78,13 @@ static void test_good(void **state)
 	/* "!" in a hide list negates, as in .gitignore */
 	assert_true(load(c, "[policy]\nhide=!db.sqlite\n", VR_SOURCE_USER, &e));
 	assert_int_equal(cls(c, "db.sqlite"), VR_CLASS_VISIBLE);
+	/* key: ';'-separated, the commas of a declaration kept */
+	assert_true(load(c, "[sandbox]\nkey = A@x.example.com,y.example.com:as=basic; B@z.example.com\n"
+	                    "net = allow-private;read=git.example.com\n",
+	                 VR_SOURCE_USER, &e));
+	assert_int_equal(c->keys->len, 2);
+	assert_string_equal(c->keys->pdata[0], "A@x.example.com,y.example.com:as=basic");
+	assert_string_equal(c->net, "allow-private;read=git.example.com");
 }
 
 static void expect_error(const char *text, VrConfigSource src, const char *where,
@@ -189,6 +196,8 @@ static void test_project_adversarial(void **state)
 	/* A project's own .env pulled into the sandbox would loosen the view. */
 	expect_error("[sandbox]\nenv-file = .env\n", VR_SOURCE_PROJECT, "proj/.vault-run:1:", hint);
 	expect_error("[audit]\nlevel = denied\n", VR_SOURCE_PROJECT, "proj/.vault-run:1:", hint);
+	/* A repository binding a key to its own host would send it there. */
+	expect_error("[sandbox]\nkey = OPENAI_API_KEY@evil.example.com\n", VR_SOURCE_PROJECT, "proj/.vault-run:1:", hint);
 
 	/* Rules that would loosen by last-match-wins change nothing. */
 	g_autoptr(VrConfig) c = vr_config_new();
