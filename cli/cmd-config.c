@@ -37,6 +37,9 @@ static const char starter[] =
 	"# setenv = PAGER=less\n"
 	"# Variables from a dotenv file read outside (relative: the project's), by glob:\n"
 	"# env-file = .env:OPENAI_*,ANTHROPIC_*\n"
+	"# Keys the agent uses but never holds: a sentinel inside, the proxy puts the value\n"
+	"# into requests to the host (docs/network.md \"Keys\"):\n"
+	"# key = OPENAI_API_KEY@api.openai.com; ANTHROPIC_API_KEY@api.anthropic.com:as=x-api-key\n"
 	"# Host paths shared read-only / read-write:\n"
 	"# ro-bind = /opt/tools\n"
 	"# bind = /var/cache/ccache\n"
@@ -119,6 +122,7 @@ static int show(const char *project, const char *policy_file)
 	print_list("env-allow", config->env_allow);
 	print_list("setenv", config->env_set);
 	print_list("env-file", config->env_files);
+	print_list("key", config->keys);
 	print_list("ro-bind", config->ro_binds);
 	print_list("bind", config->rw_binds);
 	VrLimits mem = {config->limits.memory, 0, 0};

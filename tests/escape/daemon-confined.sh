@@ -25,11 +25,15 @@ status_of() { awk -v k="$2:" '$1 == k { print $2 }' "$1" 2>/dev/null; }
 vr_check "control: the supervisor is not confined (Seccomp: 0)" \
 	test "$(status_of /proc/$VRPID/status Seccomp)" = 0
 
-ourpidns=$(readlink /proc/self/ns/pid)
+# How deep a process's pid namespace is (NSpid: one pid per level). Not
+# /proc/PID/ns/pid: the proxy is not dumpable (it holds keys), and that
+# link needs ptrace access.
+pidns_depth() { awk '$1 == "NSpid:" { print NF - 1 }' "/proc/$1/status" 2>/dev/null; }
+ourdepth=$(pidns_depth "$VRPID")
 confined=0
 for child in $(cat /proc/$VRPID/task/*/children 2>/dev/null); do
 	# The sandbox's pid 1 lives in its own pid namespace: it has its own filter.
-	[ "$(readlink /proc/$child/ns/pid 2>/dev/null)" = "$ourpidns" ] || continue
+	[ "$(pidns_depth "$child")" = "$ourdepth" ] || continue
 	name=$(cat /proc/$child/comm 2>/dev/null)
 	bad=
 	for st in /proc/$child/task/*/status; do
