@@ -207,6 +207,26 @@ static gint by_count(gconstpointer pa, gconstpointer pb)
 	return strcmp(a->key, b->key);
 }
 
+/* A key on its way where it must not go (net/inject.h): said in the
+ * summary line, not only counted. */
+static void note_tripwire(const VrAuditRecord *rec, unsigned long *count, char **first)
+{
+	const char *reason = rec->host ? vr_json_get_string(&rec->obj, "reason") : NULL;
+	if (!reason || !g_str_has_prefix(reason, "tripwire: ") || !vr_audit_record_denied(rec))
+		return;
+	if (!(*count)++)
+		*first = g_strdup(reason + strlen("tripwire: "));
+}
+
+static void append_tripwire(GString *line, unsigned long count, const char *first)
+{
+	if (!count)
+		return;
+	g_string_append_printf(line, ", %lu key%s refused (", count, count == 1 ? "" : "s");
+	vr_audit_append_printable(line, first);
+	g_string_append(line, count > 1 ? ", …)" : ")");
+}
+
 void vr_run_audit_print_summary(const VrRunAudit *a)
 {
 	const char *path = a->view_path;
@@ -248,13 +268,7 @@ void vr_run_audit_print_summary(const VrRunAudit *a)
 			vr_audit_summary_add(sum, &rec);
 			if (g_strcmp0(rec.op, "journal") == 0 && g_strcmp0(rec.result, "skipped") == 0)
 				not_journaled++;
-			/* A key on its way where it must not go (net/inject.h):
-			 * said in the line, not only counted. */
-			const char *reason = rec.host ? vr_json_get_string(&rec.obj, "reason") : NULL;
-			if (reason && g_str_has_prefix(reason, "tripwire: ") && vr_audit_record_denied(&rec)) {
-				if (!tripped++)
-					first_trip = g_strdup(reason + strlen("tripwire: "));
-			}
+			note_tripwire(&rec, &tripped, &first_trip);
 			/* Refused connections have their own count below. */
 			if (!vr_audit_record_denied(&rec) || rec.host)
 				continue;
@@ -313,11 +327,7 @@ void vr_run_audit_print_summary(const VrRunAudit *a)
 		g_string_append_printf(line, ", %" G_GUINT64_FORMAT " connection%s (%" G_GUINT64_FORMAT " denied)",
 		                       c.conn_allowed + c.conn_denied, c.conn_allowed + c.conn_denied == 1 ? "" : "s",
 		                       c.conn_denied);
-	if (tripped) {
-		g_string_append_printf(line, ", %lu key%s refused (", tripped, tripped == 1 ? "" : "s");
-		vr_audit_append_printable(line, first_trip);
-		g_string_append(line, tripped > 1 ? ", …)" : ")");
-	}
+	append_tripwire(line, tripped, first_trip);
 	if (c.lost)
 		g_string_append_printf(line, ", %" G_GUINT64_FORMAT " record%s lost (the log could not be written)",
 		                       c.lost, c.lost == 1 ? "" : "s");
