@@ -21,25 +21,32 @@ static void reply(GSocketConnection *client, int code, const char *status, const
 	g_output_stream_write_all(out, msg, strlen(msg), NULL, NULL, NULL);
 }
 
+/* The refusal's audit event goes out before the client hears of it: a
+ * client that ends the run on its 403 must find the event in the log (the
+ * supervisor stops the proxy as soon as the sandbox is gone). Takes c. */
 static void reply_error(GSocketConnection *client, ProxyConn *c, ProxyStatus st)
 {
 	g_autofree char *body = NULL;
+	int code;
+	const char *status;
 	if (st == PROXY_DENIED) {
 		body = g_strdup_printf("vault-run: connection to %s:%u denied: %s\n", c->host ? c->host : "?",
 		                       c->port, c->reason);
-		reply(client, 403, "Forbidden", body);
+		code = 403, status = "Forbidden";
 	} else {
 		body = g_strdup_printf("vault-run: cannot reach %s:%u: %s\n", c->host, c->port, c->reason);
 		if (st == PROXY_UNREACHABLE)
-			reply(client, 504, "Gateway Timeout", body);
+			code = 504, status = "Gateway Timeout";
 		else if (st == PROXY_NO_HOST)
 			/* Not a 5xx: clients (the AI SDKs of opencode & co.) retry a 5xx
 			 * with backoff for a minute; a name that does not resolve from
 			 * here (no network, no DNS) will not resolve a second later. */
-			reply(client, 404, "Not Found", body);
+			code = 404, status = "Not Found";
 		else
-			reply(client, 502, "Bad Gateway", body);
+			code = 502, status = "Bad Gateway";
 	}
+	proxy_conn_finish(c);
+	reply(client, code, status, body);
 }
 
 /* Reads up to and including the empty line that ends the head. The bytes
@@ -117,20 +124,17 @@ void proxy_http_handle(VrProxy *proxy, GSocketConnection *client)
 		c->result = "denied";
 		c->reason = tripped;
 		reply_error(client, c, PROXY_DENIED);
-		proxy_conn_finish(c);
 		return;
 	}
 	ProxyStatus st;
 	g_autoptr(GSocketConnection) up = proxy_open(c, &st);
 	if (!up) {
 		reply_error(client, c, st);
-		proxy_conn_finish(c);
 		return;
 	}
 	g_autoptr(GIOStream) up_tls = NULL;
 	if (req.connect && proxy_tls_terminates(proxy, c) && !(up_tls = proxy_tls_upstream(c, up))) {
 		reply_error(client, c, PROXY_REFUSED);
-		proxy_conn_finish(c);
 		return;
 	}
 
@@ -149,7 +153,6 @@ void proxy_http_handle(VrProxy *proxy, GSocketConnection *client)
 			c->result = "failed";
 			c->reason = g_strdup("upstream closed before the request was sent");
 			reply_error(client, c, PROXY_REFUSED);
-			proxy_conn_finish(c);
 			return;
 		}
 		c->bytes_up += h->len;

@@ -125,10 +125,11 @@ void proxy_socks_handle(VrProxy *proxy, GSocketConnection *client)
 		st = PROXY_REFUSED;
 		g_clear_object(&up);
 	}
-	reply(client, status_to_reply(st));
 	if (!up) {
-		proxy_conn_finish(c);
+		proxy_conn_finish(c); /* the event first: see net/http.c's reply_error */
+		reply(client, status_to_reply(st));
 		return;
 	}
+	reply(client, status_to_reply(st));
 	proxy_tunnel(c, client, in, up, up_tls);
 }
