@@ -18,6 +18,8 @@
 #include "net/proxy-private.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -232,12 +234,21 @@ static gboolean on_accept_certificate(GTlsConnection *conn, GTlsCertificate *pee
 	return FALSE;
 }
 
+/* TLS writes a handshake flight, and the gate a head, in several pieces:
+ * Nagle's algorithm would hold each after the first until the peer's
+ * delayed ACK (40 ms a round). */
+static void no_delay(GSocketConnection *conn)
+{
+	g_socket_set_option(g_socket_connection_get_socket(conn), IPPROTO_TCP, TCP_NODELAY, 1, NULL);
+}
+
 GIOStream *proxy_tls_upstream(ProxyConn *c, GSocketConnection *up)
 {
 	VrProxyTls *tls = c->proxy->tls;
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GSocketConnectable) id = g_network_address_new(c->host, c->port);
 	Verify v = {tls, c->host, NULL};
+	no_delay(up);
 	GIOStream *conn = g_tls_client_connection_new(G_IO_STREAM(up), id, &error);
 	if (conn) {
 		g_tls_connection_set_database(G_TLS_CONNECTION(conn), NULL);
@@ -274,6 +285,7 @@ void proxy_tls_serve(ProxyConn *c, GSocketConnection *client, GInputStream *clie
 		proxy_conn_finish(c);
 		return;
 	}
+	no_delay(client);
 	g_autoptr(GTlsCertificate) cert = leaf_for(tls, c->host, &error);
 	g_autoptr(GIOStream) conn = cert ? g_tls_server_connection_new(G_IO_STREAM(client), cert, &error) : NULL;
 	if (conn) {
