@@ -4,6 +4,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
@@ -14,6 +16,7 @@
 #include "common/fd-util.h"
 #include "common/log.h"
 #include "net/ca.h"
+#include "run/root-plan.h"
 
 extern char **environ;
 
@@ -298,7 +301,7 @@ static int link_host_entries(int dir)
 	return 0;
 }
 
-gboolean vr_run_keys_certs_prepare(VrRunKeys *rk, const char *run_id, GError **error)
+gboolean vr_run_keys_certs_prepare(VrRunKeys *rk, const char *run_id, const char *project, GError **error)
 {
 	if (!rk->terminates)
 		return TRUE;
@@ -310,6 +313,15 @@ gboolean vr_run_keys_certs_prepare(VrRunKeys *rk, const char *run_id, GError **e
 	if (!rk->certs_dir) {
 		g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,
 		            "--key: cannot make the sandbox's trust store: %s", e->message);
+		return FALSE;
+	}
+	char real[PATH_MAX];
+	if (project && realpath(rk->certs_dir, real) && vr_path_is_under(real, project)) {
+		g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,
+		            "--key: the temporary directory %s is inside the project %s: the sandbox would see the "
+		            "run CA through the view; set TMPDIR elsewhere",
+		            rk->certs_dir, project);
+		vr_run_keys_certs_remove(rk);
 		return FALSE;
 	}
 	chmod(rk->certs_dir, 0755);

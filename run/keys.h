@@ -43,8 +43,10 @@ gboolean vr_run_keys_take_values(VrRunKeys *rk, char ***envp, GError **error);
 
 /* The sandbox's /etc/ssl/certs: a private directory holding the host's
  * entries (as links), the merged bundle and the run CA with its <hash>.0
- * link, the files empty until certs_fill. Returns the directory to bind. */
-gboolean vr_run_keys_certs_prepare(VrRunKeys *rk, const char *run_id, GError **error);
+ * link, the files empty until certs_fill. In $TMPDIR, which must not be
+ * inside PROJECT (the sandbox would get it through the view, which hides
+ * *.pem). */
+gboolean vr_run_keys_certs_prepare(VrRunKeys *rk, const char *run_id, const char *project, GError **error);
 int vr_run_keys_certs_fill(VrRunKeys *rk, const char *ca_pem);
 /* The directory goes once the sandbox bound it (its mount keeps it). */
 void vr_run_keys_certs_remove(VrRunKeys *rk);

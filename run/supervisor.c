@@ -489,7 +489,7 @@ static int trust_store(VrRun *r)
 	if (!r->keys.terminates)
 		return 0;
 	g_autoptr(GError) error = NULL;
-	if (!vr_run_keys_certs_prepare(&r->keys, r->audit.run_id, &error))
+	if (!vr_run_keys_certs_prepare(&r->keys, r->audit.run_id, r->project, &error))
 		return refused(error);
 	for (guint i = 0; i < r->root.ops->len; i++) {
 		const VrSandboxOp *op = &g_array_index(r->root.ops, VrSandboxOp, i);
