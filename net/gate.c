@@ -41,6 +41,7 @@ typedef enum {
 	S_TRAILER,
 	S_CLOSE, /* the body runs to the server's close */
 	S_LOST,  /* the stream cannot be followed (unsolicited response, 101, bad framing) */
+	S_CUT,   /* scrubbing: a body the scrubber cannot read; nothing more goes to the client */
 } ServerState;
 
 typedef struct {
@@ -49,6 +50,7 @@ typedef struct {
 	guint64 bytes_up, bytes_down;
 	int status;
 	char *note; /* the policy's (VrGateRequest.note) */
+	char *cut;  /* why its response was not passed on (S_CUT), or NULL */
 	gboolean request_done, response_done;
 } Exchange;
 
@@ -86,6 +88,7 @@ void vr_gate_event_free(gpointer event)
 
 static void exchange_free(Exchange *x)
 {
+	g_free(x->cut);
 	g_free(x->method);
 	g_free(x->path);
 	g_free(x->note);
@@ -141,6 +144,7 @@ static VrGateEvent *event_new(GPtrArray *events, VrGateEventKind kind, const Exc
 		e->bytes_up = x->bytes_up;
 		e->bytes_down = x->bytes_down;
 		e->note = g_strdup(x->note);
+		e->reason = g_strdup(x->cut);
 	}
 	e->detected = -1;
 	g_ptr_array_add(events, e);
@@ -636,7 +640,7 @@ static void response_head(VrHttpGate *g)
 	if (status < 200)
 		return; /* interim (100 Continue, 103): the final response follows */
 	x->status = (int)status;
-	gboolean have_length = FALSE, have_te = FALSE, chunked = FALSE, bad = FALSE;
+	gboolean have_length = FALSE, have_te = FALSE, chunked = FALSE, bad = FALSE, coded = FALSE;
 	guint64 length = 0;
 	for (char **l = lines + 1; *l; l++) {
 		const char *colon = strchr(*l, ':');
@@ -656,7 +660,22 @@ static void response_head(VrHttpGate *g)
 			const char *last = strrchr(value, ',');
 			g_autofree char *coding = g_strstrip(g_strdup(last ? last + 1 : value));
 			chunked = g_ascii_strcasecmp(coding, "chunked") == 0;
+			coded |= !chunked || last;
+		} else if (g_ascii_strcasecmp(name, "Content-Encoding") == 0) {
+			coded |= *value && g_ascii_strcasecmp(value, "identity") != 0;
 		}
+	}
+	gboolean has_body = !x->no_body_response && status != 204 && status != 304;
+	if (g->down_scrub && coded && has_body) {
+		/* Asked for identity, sent gzip (or br, or a coded chunked
+		 * stream): the scrubber reads bytes, and the client would
+		 * decompress a real value out of them. Not passed on. */
+		x->status = 502;
+		x->cut = g_strdup("a compressed response from a host keys are bound to, which the scrubber cannot read "
+		                  "(it was asked for Accept-Encoding: identity)");
+		response_complete(g);
+		g->ss = S_CUT;
+		return;
 	}
 	if (x->no_body_response || status == 204 || status == 304)
 		response_complete(g);
@@ -691,13 +710,21 @@ static gsize server_head(VrHttpGate *g, const guint8 *buf, gsize len, GByteArray
 		return take;
 	}
 	g_byte_array_set_size(g->sbuf, (guint)head);
+	guint at = out ? out->len : 0;
 	if (out) {
 		/* A head is whole: scrubbed at once, nothing held back. */
-		guint at = out->len;
 		g_byte_array_append(out, g->sbuf->data, (guint)head);
 		vr_scrub_buffer(g->down_scrub, out->data + at, head, FALSE);
 	}
 	response_head(g);
+	if (out && g->ss == S_CUT) {
+		static const char body[] = "vault-run: the response was compressed, which the key scrubber cannot read\n";
+		g_byte_array_set_size(out, at);
+		g_autofree char *reply = g_strdup_printf("HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\n"
+		                                         "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+		                                         strlen(body), body);
+		g_byte_array_append(out, (const guint8 *)reply, (guint)strlen(reply));
+	}
 	g_byte_array_set_size(g->sbuf, 0);
 	return head - before;
 }
@@ -753,7 +780,8 @@ void vr_http_gate_from_server(VrHttpGate *g, const guint8 *buf, gsize len, GPtrA
 		case S_CHUNK_END:
 		case S_TRAILER: n = server_line(g, buf + i, len - i); break;
 		case S_CLOSE:
-		case S_LOST: break;
+		case S_LOST:
+		case S_CUT: break;
 		}
 		if (x)
 			x->bytes_down += n;
@@ -829,6 +857,7 @@ static void from_server_scrubbed(VrHttpGate *g, const guint8 *buf, gsize len, GB
 			break;
 		case S_CLOSE:
 		case S_LOST: vr_scrub_feed(g->down_scrub, buf + i, n, out); break;
+		case S_CUT: break; /* dropped */
 		}
 		if (x)
 			x->bytes_down += n;
@@ -863,7 +892,7 @@ void vr_http_gate_server_closed_out(VrHttpGate *g, GByteArray *to_client, GPtrAr
 
 VrGateReplyState vr_http_gate_reply_state(const VrHttpGate *g)
 {
-	if (g->ss == S_LOST || g->ss == S_CLOSE)
+	if (g->ss == S_LOST || g->ss == S_CLOSE || g->ss == S_CUT)
 		return VR_GATE_REPLY_NEVER;
 	return g->open.length ? VR_GATE_REPLY_WAIT : VR_GATE_REPLY_NOW;
 }

@@ -57,7 +57,8 @@ typedef struct {
 typedef enum {
 	VR_GATE_REQUEST,  /* a request was let through: method, path */
 	VR_GATE_REFUSED,  /* a request was refused: method and path when parsed, reason */
-	VR_GATE_RESPONSE, /* the oldest open request is answered: method, path, status, bytes_up, bytes_down */
+	VR_GATE_RESPONSE, /* the oldest open request is answered: method, path, status, bytes_up, bytes_down;
+	                   * reason when it was not passed on (a compressed body to scrub: a 502 instead) */
 } VrGateEventKind;
 
 typedef struct {
@@ -85,7 +86,10 @@ VrHttpGate *vr_http_gate_new(void);
  * refused before a detected pattern leaves (chunked bodies are then
  * re-chunked as the scan lets bytes go); down_scrub: responses, heads and
  * bodies, go through a copy of it, vr_http_gate_from_server_out writing
- * them scrubbed (chunked ones re-chunked, trailers dropped). Either NULL. */
+ * them scrubbed (chunked ones re-chunked, trailers dropped); a response
+ * with a body in a Content-Encoding or a Transfer-Encoding coding other
+ * than chunked cannot be scrubbed: the client gets a 502 in its place and
+ * nothing after it. Either NULL. */
 VrHttpGate *vr_http_gate_new_policy(const VrGatePolicy *policy, gpointer data, const VrScrub *up_scan,
                                     const VrScrub *down_scrub);
 void vr_http_gate_free(VrHttpGate *g);

@@ -189,6 +189,10 @@ static gboolean gate_events(Relay *r, GPtrArray *events)
 		case VR_GATE_RESPONSE:
 			c = g_queue_pop_head(&r->requests);
 			if (c) {
+				if (e->reason) { /* the gate did not pass the response on */
+					c->result = "denied";
+					c->reason = g_strdup(e->reason);
+				}
 				c->status = e->status;
 				c->bytes_up = e->bytes_up;
 				c->bytes_down = e->bytes_down;

@@ -491,6 +491,52 @@ static void test_inject_responses(void **state)
 	run_free(r);
 }
 
+/* A bound host that compresses though it was asked for identity: the
+ * scrubber cannot read the body, so the client gets a 502 instead of it,
+ * and nothing after; the response's event says why. */
+static void test_compressed_response(void **state)
+{
+	Run *r = run_new();
+	const char *reqs = "GET /a HTTP/1.1\r\nHost: api.openai.com\r\n\r\nGET /b HTTP/1.1\r\nHost: api.openai.com\r\n\r\n";
+	const char *resps[] = {
+		"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 6\r\n\r\nGZDATA",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n6\r\nGZDATA\r\n0\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nContent-Encoding: br\r\n\r\nGZDATA",
+	};
+	for (gsize k = 0; k < G_N_ELEMENTS(resps); k++) {
+		g_autoptr(VrInjectSite) site = vr_inject_site_new(r->inj, "api.openai.com");
+		g_autoptr(VrHttpGate) g = vr_inject_gate_new(site);
+		g_autoptr(GByteArray) up = g_byte_array_new();
+		g_autoptr(GByteArray) down = g_byte_array_new();
+		g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func(vr_gate_event_free);
+		assert_true(vr_http_gate_from_client(g, (const guint8 *)reqs, strlen(reqs), up, events));
+		g_autofree char *two = g_strdup_printf("%s%s", resps[k], resps[0]);
+		vr_http_gate_from_server_out(g, (const guint8 *)two, strlen(two), down, events);
+		g_autofree char *text = g_strndup((const char *)down->data, down->len);
+		assert_true(g_str_has_prefix(text, "HTTP/1.1 502 "));
+		assert_null(strstr(text, "GZDATA"));
+		assert_int_equal(vr_http_gate_reply_state(g), VR_GATE_REPLY_NEVER);
+		const VrGateEvent *e = events->pdata[events->len - 1];
+		assert_int_equal(e->kind, VR_GATE_RESPONSE);
+		assert_int_equal(e->status, 502);
+		assert_non_null(strstr(e->reason, "compressed"));
+	}
+	/* identity, and a HEAD's coded head without a body, pass. */
+	g_autoptr(VrInjectSite) site = vr_inject_site_new(r->inj, "api.openai.com");
+	g_autoptr(VrHttpGate) g = vr_inject_gate_new(site);
+	g_autoptr(GByteArray) up = g_byte_array_new();
+	g_autoptr(GByteArray) down = g_byte_array_new();
+	g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func(vr_gate_event_free);
+	const char *req2 = "HEAD /a HTTP/1.1\r\nHost: api.openai.com\r\n\r\nGET /b HTTP/1.1\r\nHost: api.openai.com\r\n\r\n";
+	assert_true(vr_http_gate_from_client(g, (const guint8 *)req2, strlen(req2), up, events));
+	const char *ok = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 6\r\n\r\n"
+	                 "HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\nContent-Length: 2\r\n\r\nok";
+	vr_http_gate_from_server_out(g, (const guint8 *)ok, strlen(ok), down, events);
+	assert_int_equal(down->len, strlen(ok));
+	assert_int_equal(vr_http_gate_open_requests(g), 0);
+	run_free(r);
+}
+
 /* ---- the run CA --------------------------------------------------------- */
 
 static void test_ca(void **state)
@@ -560,7 +606,7 @@ int main(void)
 		cmocka_unit_test(test_handover),       cmocka_unit_test(test_scrub),
 		cmocka_unit_test(test_inject_places),  cmocka_unit_test(test_inject_refusals),
 		cmocka_unit_test(test_tripwire_outside), cmocka_unit_test(test_inject_responses),
-		cmocka_unit_test(test_ca),
+		cmocka_unit_test(test_compressed_response), cmocka_unit_test(test_ca),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
