@@ -366,6 +366,16 @@ static void gate_request_clear(VrGateRequest *req)
 	/* Values may hold a key the policy put in: zeroed. */
 	g_ptr_array_unref(req->values);
 	g_free(req->note);
+	if (req->reflected)
+		g_ptr_array_unref(req->reflected);
+}
+
+/* What the policy put into the request, to be scrubbed out of what comes
+ * back as what was there. */
+static void reflected_scrub(VrHttpGate *g, const VrGateRequest *req)
+{
+	for (guint i = 0; g->down_scrub && req->reflected && i + 1 < req->reflected->len; i += 2)
+		vr_scrub_add(g->down_scrub, req->reflected->pdata[i], req->reflected->pdata[i + 1], -1);
 }
 
 /* A complete request head in g->cbuf: judge it, write it again. */
@@ -396,7 +406,7 @@ static gboolean request_head(VrHttpGate *g, GByteArray *out, GPtrArray *events)
 		return FALSE;
 
 	VrGateRequest req = {method, rl[2], g_strdup(target), path, g_ptr_array_new_with_free_func(g_free),
-	                     g_ptr_array_new_with_free_func(vr_net_secret_free), NULL};
+	                     g_ptr_array_new_with_free_func(vr_net_secret_free), NULL, NULL};
 	guint n_length = 0, n_te = 0, n_fields = 0;
 	guint64 length = 0;
 	gboolean chunked = FALSE, ok = TRUE;
@@ -449,6 +459,7 @@ static gboolean request_head(VrHttpGate *g, GByteArray *out, GPtrArray *events)
 	x->path = g_strdup(path);
 	x->note = g_steal_pointer(&req.note);
 	x->no_body_response = strcmp(method, "HEAD") == 0;
+	reflected_scrub(g, &req);
 	g->current = x;
 	g_queue_push_tail(&g->open, x);
 

@@ -41,6 +41,11 @@ typedef struct {
 	const char *path; /* the target before '?' */
 	GPtrArray *names, *values; /* the fields in order (char *), the values without surrounding blanks */
 	char *note;
+	/* The policy's: pairs (what it put in, what was there), each the same
+	 * length, that the responses are scrubbed of from now on (a Basic
+	 * credential is a key's value in base64, which a server that echoes
+	 * the header would hand back). NULL, or char * freed zeroed. */
+	GPtrArray *reflected;
 } VrGateRequest;
 
 /* Who decides instead of the model-server lists (the terminated tunnels of

@@ -335,6 +335,22 @@ static void inject_query(const VrInjectSite *site, char *target, GPtrArray *used
 	}
 }
 
+/* A Basic credential put in is the value in base64: an echo of the
+ * header must come back as the base64 that was sent. */
+static void note_basic(VrGateRequest *req, const char *was, const char *now)
+{
+	if (g_ascii_strncasecmp(now, "Basic ", 6) != 0)
+		return;
+	const char *sp = strchr(was, ' ');
+	const char *old = sp ? sp + strspn(sp, " ") : "";
+	if (strlen(old) != strlen(now + 6))
+		return;
+	if (!req->reflected)
+		req->reflected = g_ptr_array_new_with_free_func(vr_net_secret_free);
+	g_ptr_array_add(req->reflected, g_strdup(now + 6));
+	g_ptr_array_add(req->reflected, g_strdup(old));
+}
+
 /* Accept-Encoding: identity, once: the scrubber reads what comes back. */
 static void ask_identity(VrGateRequest *req)
 {
@@ -366,6 +382,8 @@ static char *judge(gpointer data, VrGateRequest *req, gboolean *ret_forbidden)
 	g_autoptr(GPtrArray) used = g_ptr_array_new();
 	for (guint i = 0; i < req->names->len; i++) {
 		char *v = inject_field(site, req->names->pdata[i], req->values->pdata[i], used);
+		if (v)
+			note_basic(req, req->values->pdata[i], v);
 		if (v) {
 			vr_net_secret_free(req->values->pdata[i]);
 			req->values->pdata[i] = v;

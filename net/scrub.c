@@ -52,6 +52,11 @@ void vr_scrub_add(VrScrub *s, const char *find, const char *replace, int id)
 	gsize n = strlen(find);
 	if (!n || (replace && strlen(replace) != n))
 		return; /* the caller's bug: a replacement must keep every offset */
+	for (guint k = 0; k < s->patterns->len; k++) {
+		const Pattern *q = &g_array_index(s->patterns, Pattern, k);
+		if (q->len == n && memcmp(q->find, find, n) == 0)
+			return; /* the same request again on a kept-alive connection */
+	}
 	Pattern p = {g_strdup(find), g_strdup(replace), n, id};
 	g_array_append_val(s->patterns, p);
 	guint8 c = (guint8)find[0];

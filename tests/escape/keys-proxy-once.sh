@@ -36,7 +36,9 @@ OP=$(cat "$O/port")
 export VR_TEST_RESOLVE=api.origin.test=127.0.0.1,other.origin.test=127.0.0.1
 export VR_TEST_UPSTREAM_PORT=$OP VR_TEST_UPSTREAM_CA=$O/ca.pem
 REAL=sk-proj-RealValue0123456789abcdefghijKLMNOPqrstuv
-export OPENAI_API_KEY=$REAL
+TOKEN=ghp_RealToken0123456789abcdefghijklmnopqr
+export OPENAI_API_KEY=$REAL GIT_TOKEN=$TOKEN
+B64REAL=$(printf 'x:%s' "$TOKEN" | base64 -w0)
 
 # --- control: the origin hands the value back in every shape ---------------------
 direct() { curl -sS --cacert "$O/ca.pem" --resolve "api.origin.test:$OP:127.0.0.1" -H "Authorization: Bearer $REAL" "$@"; }
@@ -55,10 +57,13 @@ print(out.replace(b"\r\n\r\n", b"").decode())' "$O/ca.pem" "$OP" "$REAL")
 vr_check "control: /gzip, decompressed, holds the value" grep -q "$REAL" <(direct --compressed "https://api.origin.test:$OP/gzip")
 vr_check "control: /chunks holds it" grep -q "$REAL" <(direct "https://api.origin.test:$OP/chunks")
 vr_check "control: /redirect's Location holds it" grep -q "$REAL" <(direct -sI "https://api.origin.test:$OP/redirect")
+vr_check "control: /echo hands a Basic credential back in its base64" \
+	grep -q "Basic $B64REAL" <(curl -sS --cacert "$O/ca.pem" --resolve "api.origin.test:$OP:127.0.0.1" -u "x:$TOKEN" \
+		"https://api.origin.test:$OP/echo")
 
 # --- inside: by hand through the proxy -------------------------------------------------
 cat >"$P/tls.py" <<'EOF'
-import os, socket, ssl, sys, zlib
+import base64, os, socket, ssl, sys, zlib
 # Lines "NAME REQUEST" on stdin (REQUEST's | are CRLF, SENT the sentinel),
 # each on a connection of its own to api.origin.test: "NAME: STATUS LINE | every byte".
 ctx = ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
@@ -67,7 +72,8 @@ def one(req):
     s.sendall(b"CONNECT api.origin.test:443 HTTP/1.1\r\nHost: api.origin.test:443\r\n\r\n")
     assert s.recv(4096).startswith(b"HTTP/1.1 200")
     t = ctx.wrap_socket(s, server_hostname="api.origin.test")
-    t.sendall(req.replace("|", "\r\n").replace("SENT", os.environ["OPENAI_API_KEY"]).encode())
+    basic = base64.b64encode(("x:" + os.environ["GIT_TOKEN"]).encode()).decode()
+    t.sendall(req.replace("|", "\r\n").replace("SENT", os.environ["OPENAI_API_KEY"]).replace("B64", basic).encode())
     t.settimeout(5)
     out = b""
     try:
@@ -108,13 +114,15 @@ pipelined GET /a HTTP/1.1|Host: api.origin.test|$A||GET /b HTTP/1.1|Host: other.
 smuggle POST /x HTTP/1.1|Host: api.origin.test|Transfer-Encoding: chunked|Content-Length: 5|$A||0||
 te-twice POST /x HTTP/1.1|Host: api.origin.test|Transfer-Encoding: chunked|Transfer-Encoding: identity|$A||0||
 host-case-dot GET /ok HTTP/1.1|Host: API.Origin.Test.|$A||
+basic GET /echo HTTP/1.1|Host: api.origin.test|Authorization: Basic B64||
 EOF
 "$VRT" --project "$P" --profile none --quiet --audit "$T/audit" --net allow-private --net allow=other.origin.test \
-	--key OPENAI_API_KEY@api.origin.test -- sh -c 'cd /tmp && python3 "$1/tls.py" <"$1/requests"' _ "$P" \
+	--key OPENAI_API_KEY@api.origin.test --key GIT_TOKEN@api.origin.test:as=basic -- sh -c 'cd /tmp && python3 "$1/tls.py" <"$1/requests"' _ "$P" \
 	>"$T/out" 2>"$T/err" || true
 res() { sed -n "s/^$1: \([^|]*\) |.*/\1/p" "$T/out" | sed 's/ *$//'; }
 vr_check "the script ran to its end" grep -qx -- "--end" "$T/out"
-vr_check_not "nothing the agent got holds the real value (split, gzip, chunks, Location)" grep -q "$REAL" "$T/out"
+vr_check_not "nothing the agent got holds a real value (split, gzip, chunks, Location, Basic)" \
+	grep -q "$REAL\\|$TOKEN\\|$B64REAL" "$T/out"
 vr_check "… nor its first half (the split's body end is the sentinel's)" \
 	test "$(grep -c "${REAL:8:16}" "$T/out")" = 0
 vr_check "the chunked and Location reflections came back as the sentinel" \
@@ -131,6 +139,9 @@ vr_check "pipelined: the first request passes" test "$(res pipelined)" = "HTTP/1
 vr_check "Host in another case with a trailing dot is the same host: injected" \
 	test "$(res host-case-dot)" = "HTTP/1.1 200 OK"
 # What the origin got: the value only in requests whose one Host is the bound host.
+vr_check "a Basic credential echoed comes back as the base64 the agent sent" \
+	sh -c 'grep "^basic: HTTP/1.1 200 OK |.*Authorization: Basic " "$1" | grep -vq "$2"' _ "$T/out" "$B64REAL"
+vr_check "… while the origin got the real one" grep -q "Basic $B64REAL" "$O/log"
 vr_check "the origin got the value (so the refusals above mattered)" grep -q "Bearer $REAL" "$O/log"
 vr_check_not "… never in a request naming another host" \
 	python3 -c 'import sys; hs=open(sys.argv[1],"rb").read().split(b"\n\n"); sys.exit(0 if any(b"other.origin" in h and sys.argv[2].encode() in h for h in hs) else 1)' \

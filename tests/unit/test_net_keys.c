@@ -537,6 +537,41 @@ static void test_compressed_response(void **state)
 	run_free(r);
 }
 
+/* A Basic credential is put in as base64 of the value: a server that
+ * echoes the header hands that base64 back, which must come back as the
+ * base64 the agent sent, on every request of the connection. */
+static void test_basic_echo(void **state)
+{
+	Run *r = run_new();
+	g_autoptr(VrInjectSite) site = vr_inject_site_new(r->inj, "api.openai.com");
+	g_autoptr(VrHttpGate) g = vr_inject_gate_new(site);
+	g_autoptr(GByteArray) up = g_byte_array_new();
+	g_autoptr(GByteArray) down = g_byte_array_new();
+	g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func(vr_gate_event_free);
+	g_autofree char *plain_s = g_strdup_printf("x:%s", r->openai_s);
+	g_autofree char *plain_v = g_strdup_printf("x:%s", OPENAI);
+	g_autofree char *b64_s = g_base64_encode((const guchar *)plain_s, strlen(plain_s));
+	g_autofree char *b64_v = g_base64_encode((const guchar *)plain_v, strlen(plain_v));
+	g_autofree char *req = g_strdup_printf("GET /echo HTTP/1.1\r\nHost: api.openai.com\r\nAuthorization: Basic %s\r\n\r\n", b64_s);
+	for (int round = 0; round < 2; round++) {
+		g_byte_array_set_size(up, 0);
+		g_byte_array_set_size(down, 0);
+		assert_true(vr_http_gate_from_client(g, (const guint8 *)req, strlen(req), up, events));
+		g_autofree char *sent = g_strndup((const char *)up->data, up->len);
+		assert_non_null(strstr(sent, b64_v)); /* put in */
+		g_autofree char *resp = g_strdup_printf("HTTP/1.1 200 OK\r\nX-Echo: Basic %s\r\nContent-Length: %zu\r\n\r\n%s",
+		                                        b64_v, strlen(b64_v), b64_v);
+		for (gsize i = 0; i < strlen(resp); i += 3)
+			vr_http_gate_from_server_out(g, (const guint8 *)resp + i, MIN(3, strlen(resp) - i), down, events);
+		g_autofree char *text = g_strndup((const char *)down->data, down->len);
+		assert_null(strstr(text, b64_v));
+		g_autofree char *want = g_strdup_printf("X-Echo: Basic %s\r\n", b64_s);
+		assert_non_null(strstr(text, want));
+		assert_true(g_str_has_suffix(text, b64_s));
+	}
+	run_free(r);
+}
+
 /* ---- the run CA --------------------------------------------------------- */
 
 static void test_ca(void **state)
@@ -606,7 +641,8 @@ int main(void)
 		cmocka_unit_test(test_handover),       cmocka_unit_test(test_scrub),
 		cmocka_unit_test(test_inject_places),  cmocka_unit_test(test_inject_refusals),
 		cmocka_unit_test(test_tripwire_outside), cmocka_unit_test(test_inject_responses),
-		cmocka_unit_test(test_compressed_response), cmocka_unit_test(test_ca),
+		cmocka_unit_test(test_compressed_response), cmocka_unit_test(test_basic_echo),
+		cmocka_unit_test(test_ca),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
