@@ -16,6 +16,7 @@
 #include "common/fd-util.h"
 #include "common/log.h"
 #include "net/ca.h"
+#include "net/scrub.h"
 #include "run/root-plan.h"
 
 extern char **environ;
@@ -217,6 +218,24 @@ static void trust_env(GPtrArray *env)
 	env_set(env, "NODE_EXTRA_CA_CERTS", VR_RUN_KEYS_CA);
 }
 
+/* Every other variable that holds a key's value (a second name for it in
+ * an --env-file, a URL with it in, an allowed OPENAI_* twin) holds its
+ * sentinel there too: the value is what must stay out, whatever its name. */
+static void env_mask_values(GPtrArray *env, const VrNetKeys *keys)
+{
+	g_autoptr(VrScrub) s = vr_scrub_new();
+	for (guint i = 0; i < vr_net_keys_count(keys); i++) {
+		const VrNetKey *k = vr_net_keys_get(keys, i);
+		if (k->value && k->sentinel)
+			vr_scrub_add(s, k->value, k->sentinel, (int)i);
+	}
+	for (guint i = 0; i < env->len; i++) {
+		char *v = strchr(env->pdata[i], '=');
+		if (v)
+			vr_scrub_buffer(s, (guint8 *)v + 1, strlen(v + 1), FALSE);
+	}
+}
+
 gboolean vr_run_keys_take_values(VrRunKeys *rk, char ***envp, GError **error)
 {
 	if (!rk->terminates)
@@ -249,6 +268,7 @@ gboolean vr_run_keys_take_values(VrRunKeys *rk, char ***envp, GError **error)
 		env_overwrite(environ, k->name, k->sentinel);
 	}
 	if (rk->keys) {
+		env_mask_values(env, rk->keys);
 		int fd = values_memfd(rk->keys);
 		vr_net_keys_forget_values(rk->keys);
 		if (fd < 0) {
