@@ -81,10 +81,11 @@ static size_t fd_limit(void)
 
 /* Open files, directory streams and the daemon's own fds need room too:
  * under a small limit inodes may use half of it before the oldest go (down
- * to a quarter); under a large one all but an eighth, down to three
- * quarters, so a tree that fits stays cached and one that does not loses
- * no more than it must (a 15k-entry tree under a limit of 20,000 kept
- * whole through an untar of 4,000 files beside it). */
+ * to a quarter); under a large one all but an eighth, down to half, so a
+ * tree that fits stays cached. Down to three quarters kept a 15k-entry
+ * tree whole through an untar beside it, but a lookup storm
+ * (fault/scale-readdir-once: 30,000 stats in one directory) then ran the
+ * daemon out of fds: a pass must free more than the storm takes. */
 static void evict_marks(size_t limit, size_t *high, size_t *low)
 {
 	if (limit < 4096) {
@@ -92,7 +93,7 @@ static void evict_marks(size_t limit, size_t *high, size_t *low)
 		*low = limit / 4;
 	} else {
 		*high = limit - limit / 8;
-		*low = limit - limit / 4;
+		*low = limit / 2;
 	}
 }
 
