@@ -19,8 +19,25 @@
  * up for minutes" says nothing about whether it is used; evicting idle
  * entries made every walk that came two minutes after the last one as slow
  * as the first (docs/PERFORMANCE.md, issue 19). Memory is the kernel's to
- * manage: under memory pressure it drops dentries and sends FORGET itself. */
+ * manage: under memory pressure it drops dentries and sends FORGET itself.
+ *
+ * A storm of lookups in one directory (fault/scale-readdir-once: 30,000
+ * stats in a directory of 200,000) is the hard case. Every invalidation
+ * takes the directory's inode lock, which each lookup in it holds shared
+ * while the daemon answers, so one notifier and one looker alternate one
+ * for one and the table does not shrink: NOTIFIERS threads send a pass's
+ * notifications, so that queued writers get several turns per lookup.
+ * Worse, a lookup that met EMFILE and waited for room held the very lock
+ * the notifications needed (3 s stalls and failed stats in CI). So the
+ * daemon keeps a reserve of placeholder fds ("/" opened O_PATH), counted
+ * against the high mark: a call that meets EMFILE closes one and tries
+ * again at once, and only with the reserve gone does it wait. The evictor
+ * refills the reserve when there is room again. (Answering lookups with
+ * entry timeout 0 would not help: a /dev/fuse connection keeps expired
+ * dentries cached; only virtiofs sets delete_stale, which deletes them at
+ * their last dput.) */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -29,6 +46,8 @@
 #include "fusefs/view-private.h"
 
 #define PERIOD_MS 500
+#define NOTIFIERS 3
+#define RESERVE_MAX 1024
 
 typedef struct {
 	VrInode *parent;  /* pinned (nlookup) until its entry is invalidated */
@@ -48,8 +67,11 @@ static struct {
 	atomic_bool stopping;       /* read between notifications, without the lock */
 	uint64_t rounds;            /* guarded by lock: eviction passes done */
 	atomic_size_t high;         /* table size that triggers pressure eviction */
+	pthread_mutex_t reserve_lock;
+	int reserve[RESERVE_MAX];   /* guarded by reserve_lock */
+	atomic_size_t n_reserve;    /* written under reserve_lock */
 } E = {.lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER,
-       .evicted = PTHREAD_COND_INITIALIZER};
+       .evicted = PTHREAD_COND_INITIALIZER, .reserve_lock = PTHREAD_MUTEX_INITIALIZER};
 
 #define CMP(a, b) (((a) > (b)) - ((a) < (b)))
 
@@ -79,6 +101,48 @@ static size_t fd_limit(void)
 	return (size_t)rl.rlim_cur;
 }
 
+static size_t reserve_want(size_t limit)
+{
+	return MIN(limit / 16, (size_t)RESERVE_MAX);
+}
+
+/* Called by the evictor only, when the table has room below the high mark. */
+static void reserve_fill(size_t want)
+{
+	pthread_mutex_lock(&E.reserve_lock);
+	size_t n = atomic_load(&E.n_reserve);
+	while (n < want) {
+		int fd = open("/", O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			break;
+		E.reserve[n++] = fd;
+	}
+	atomic_store(&E.n_reserve, n);
+	pthread_mutex_unlock(&E.reserve_lock);
+}
+
+/* Closes placeholders down to keep. */
+static void reserve_trim(size_t keep)
+{
+	pthread_mutex_lock(&E.reserve_lock);
+	size_t n = atomic_load(&E.n_reserve);
+	while (n > keep)
+		close(E.reserve[--n]);
+	atomic_store(&E.n_reserve, n);
+	pthread_mutex_unlock(&E.reserve_lock);
+}
+
+/* Frees one placeholder, and all past what the limit allows now (it may
+ * have been lowered: prlimit): true when the caller may try again at once. */
+static bool reserve_take(void)
+{
+	size_t n = atomic_load(&E.n_reserve);
+	if (n == 0)
+		return false;
+	reserve_trim(MIN(n - 1, reserve_want(fd_limit())));
+	return true;
+}
+
 /* Open files, directory streams and the daemon's own fds need room too:
  * under a small limit inodes may use half of it before the oldest go (down
  * to a quarter); under a large one all but an eighth, down to half, so a
@@ -97,21 +161,59 @@ static void evict_marks(size_t limit, size_t *high, size_t *low)
 	}
 }
 
-static void evict_once(bool urgent)
+typedef struct {
+	GArray *victims;
+	size_t take;
+	atomic_size_t next;
+} NotifyJob;
+
+static void notify_one(const Victim *vi)
 {
 	VrView *v = E.v;
-	size_t limit = fd_limit();
-	size_t high, low;
-	evict_marks(limit, &high, &low);
-	atomic_store(&E.high, high);
+	fuse_ino_t pid = vi->parent == &v->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)vi->parent;
+	/* ENOENT (the kernel no longer knows the parent or the name) and
+	 * the rest are fine: this is only a hint to drop a cache. */
+	fuse_lowlevel_notify_inval_entry(v->se, pid, vi->name, strlen(vi->name));
+	vr_count_note(VR_NOTE_EVICT_ENTRY);
+}
 
-	pthread_mutex_lock(&v->table_lock);
-	/* Inodes hold an fd each, some a second one (create_fd). */
-	size_t n = g_hash_table_size(v->table) + atomic_load(&v->create_fds);
-	if (!urgent && n <= high) {
-		pthread_mutex_unlock(&v->table_lock);
-		return;
+static void *notify_main(void *arg)
+{
+	NotifyJob *job = arg;
+	for (size_t k; (k = atomic_fetch_add(&job->next, 1)) < job->take && !atomic_load(&E.stopping);)
+		notify_one(&g_array_index(job->victims, Victim, k));
+	return NULL;
+}
+
+/* The notifications of one pass, from NOTIFIERS threads (see the top). */
+static void notify_all(GArray *victims, size_t take)
+{
+	NotifyJob job = {.victims = victims, .take = take};
+	pthread_t helpers[NOTIFIERS - 1];
+	int started = 0;
+	if (take > 64) {
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		for (; started < NOTIFIERS - 1; started++)
+			if (pthread_create(&helpers[started], NULL, notify_main, &job) != 0)
+				break;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
+	notify_main(&job);
+	for (int t = 0; t < started; t++)
+		pthread_join(helpers[t], NULL);
+}
+
+/* Inodes hold an fd each, some a second one (create_fd); the reserve's
+ * placeholders count too. Under table_lock. */
+static size_t fds_held(VrView *v)
+{
+	return g_hash_table_size(v->table) + atomic_load(&v->create_fds) + atomic_load(&E.n_reserve);
+}
+
+static GArray *collect_victims(VrView *v, size_t n)
+{
 	GArray *victims = g_array_sized_new(FALSE, FALSE, sizeof(Victim), (guint)MIN(n, 65536));
 	/* An entry's parent pointer may outlive the parent (a file kept open
 	 * after its directory went): only parents still in the table are used,
@@ -138,25 +240,53 @@ static void evict_once(bool urgent)
 			vi.parent->nlookup++;
 		g_array_append_val(victims, vi);
 	}
+	return victims;
+}
+
+static void evict_once(bool urgent)
+{
+	VrView *v = E.v;
+	size_t limit = fd_limit();
+	size_t high, low;
+	evict_marks(limit, &high, &low);
+	atomic_store(&E.high, high);
+	reserve_trim(reserve_want(limit));
+
+	pthread_mutex_lock(&v->table_lock);
+	size_t n = fds_held(v);
+	if (!urgent && n <= high) {
+		pthread_mutex_unlock(&v->table_lock);
+		return;
+	}
+	GArray *victims = collect_victims(v, n);
 	pthread_mutex_unlock(&v->table_lock);
 
 	qsort(victims->data, victims->len, sizeof(Victim), by_cost);
 	size_t take = n > low ? MIN(victims->len, n - low) : 0;
 	if (urgent && take == 0)
 		take = MIN(victims->len, (size_t)64);
+	notify_all(victims, take);
 	for (size_t k = 0; k < victims->len; k++) {
 		Victim *vi = &g_array_index(victims, Victim, k);
-		/* ENOENT (the kernel no longer knows the parent or the name)
-		 * and the rest are fine: this is only a hint to drop a cache. */
-		if (k < take && !atomic_load(&E.stopping)) {
-			fuse_ino_t pid = vi->parent == &v->root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)vi->parent;
-			fuse_lowlevel_notify_inval_entry(v->se, pid, vi->name, strlen(vi->name));
-			vr_count_note(VR_NOTE_EVICT_ENTRY);
-		}
 		vr_inode_forget(vi->parent, 1);
 		g_free(vi->name);
 	}
 	g_array_free(victims, TRUE);
+}
+
+/* After a pass: the reserve is made whole again once the table leaves
+ * room for it below the high mark. */
+static void reserve_refill(void)
+{
+	VrView *v = E.v;
+	size_t limit = fd_limit(), high, low;
+	evict_marks(limit, &high, &low);
+	size_t want = reserve_want(limit);
+	pthread_mutex_lock(&v->table_lock);
+	size_t n = fds_held(v), have = atomic_load(&E.n_reserve);
+	pthread_mutex_unlock(&v->table_lock);
+	if (have < want && n + (want - have) < high)
+		reserve_fill(want);
 }
 
 static void *evict_main(void *arg)
@@ -177,6 +307,7 @@ static void *evict_main(void *arg)
 		E.urgent = false;
 		pthread_mutex_unlock(&E.lock);
 		evict_once(urgent);
+		reserve_refill();
 		pthread_mutex_lock(&E.lock);
 		E.rounds++;
 		pthread_cond_broadcast(&E.evicted);
@@ -194,6 +325,7 @@ int vr_evict_start(VrView *v)
 	size_t high, low;
 	evict_marks(fd_limit(), &high, &low);
 	atomic_store(&E.high, high);
+	reserve_fill(reserve_want(fd_limit()));
 	/* Signals stay with the FUSE threads (see audit.c). */
 	sigset_t all, old;
 	sigfillset(&all);
@@ -224,22 +356,36 @@ void vr_evict_stop(void)
 	ts.tv_sec += 1;
 	if (pthread_timedjoin_np(E.thread, NULL, &ts) != 0)
 		pthread_detach(E.thread);
+	else
+		reserve_trim(0);
 	E.started = false;
 }
 
-void vr_evict_kick_if_full(size_t table_size)
+static void kick(void)
 {
-	if (!E.started || table_size <= atomic_load(&E.high))
-		return;
 	pthread_mutex_lock(&E.lock);
 	E.urgent = true;
 	pthread_cond_signal(&E.wake);
 	pthread_mutex_unlock(&E.lock);
 }
 
+void vr_evict_kick_if_full(size_t table_size)
+{
+	if (E.started && table_size + atomic_load(&E.n_reserve) > atomic_load(&E.high))
+		kick();
+}
+
 bool vr_evict_retry(int err, int *tries)
 {
-	return (err == EMFILE || err == ENFILE) && (*tries)++ < 100 && vr_evict_wait_for_room();
+	if ((err != EMFILE && err != ENFILE) || (*tries)++ >= 100)
+		return false;
+	/* A placeholder gives room at once, without waiting for an evictor
+	 * that may need the directory lock this very request holds. */
+	if (E.started && reserve_take()) {
+		kick();
+		return true;
+	}
+	return vr_evict_wait_for_room();
 }
 
 bool vr_evict_wait_for_room(void)

@@ -65,6 +65,8 @@ static VrDir *dir_open(fuse_req_t req, VrInode *inode)
 	char proc[64];
 	vr_proc_path(proc, inode->fd);
 	int fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (int tries = 0; fd < 0 && vr_evict_retry(errno, &tries);)
+		fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
 		return NULL;
