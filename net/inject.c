@@ -192,31 +192,39 @@ static char *check_host_field(const VrInjectSite *site, const VrGateRequest *req
 	return NULL;
 }
 
+/* A path a glob can judge: no dot segment, no empty segment, no escaped
+ * dot, slash or backslash that a server would read as one, and nothing a
+ * server may cut a segment at or end it with: ';' (path parameters:
+ * Tomcat and Spring read "/v1/..;/admin" as "/admin"), NUL, escaped or
+ * not, and control characters. Path allow-lists guard what a key may do,
+ * so what does not look plain is refused rather than judged. */
+static gboolean path_is_plain(const char *path)
+{
+	if (strstr(path, "/./") || strstr(path, "/../") || strstr(path, "//") || strchr(path, '\\') ||
+	    strchr(path, ';') || g_str_has_suffix(path, "/.") || g_str_has_suffix(path, "/.."))
+		return FALSE;
+	for (const char *p = path; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return FALSE;
+	for (const char *p = strchr(path, '%'); p; p = strchr(p + 1, '%'))
+		if (g_ascii_strncasecmp(p, "%2e", 3) == 0 || g_ascii_strncasecmp(p, "%2f", 3) == 0 ||
+		    g_ascii_strncasecmp(p, "%5c", 3) == 0 || g_ascii_strncasecmp(p, "%3b", 3) == 0 ||
+		    strncmp(p, "%00", 3) == 0 || g_ascii_strncasecmp(p, "%25", 3) == 0)
+			return FALSE;
+	return TRUE;
+}
+
 static char *check_read_only(const VrInjectSite *site, const VrGateRequest *req)
 {
 	const char *m = req->method;
 	if (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0 || strcmp(m, "OPTIONS") == 0)
 		return NULL;
 	/* git's fetch and clone: the one POST that only reads. */
-	if (strcmp(m, "POST") == 0 && g_str_has_suffix(req->path, "/git-upload-pack"))
+	if (strcmp(m, "POST") == 0 && g_str_has_suffix(req->path, "/git-upload-pack") && path_is_plain(req->path))
 		return NULL;
 	return g_strdup_printf("%s %s refused: %s is read-only (--net read=%s): GET, HEAD, OPTIONS and git's "
 	                       "POST .../git-upload-pack only",
 	                       m, req->path, site->host, site->host);
-}
-
-/* A path a glob can judge: no dot segment, no empty segment, no escaped
- * dot, slash or backslash that a server would read as one. */
-static gboolean path_is_plain(const char *path)
-{
-	if (strstr(path, "/./") || strstr(path, "/../") || strstr(path, "//") || strchr(path, '\\') ||
-	    g_str_has_suffix(path, "/.") || g_str_has_suffix(path, "/.."))
-		return FALSE;
-	for (const char *p = strchr(path, '%'); p; p = strchr(p + 1, '%'))
-		if (g_ascii_strncasecmp(p, "%2e", 3) == 0 || g_ascii_strncasecmp(p, "%2f", 3) == 0 ||
-		    g_ascii_strncasecmp(p, "%5c", 3) == 0)
-			return FALSE;
-	return TRUE;
 }
 
 static char *check_key_use(const VrNetKey *k, const VrGateRequest *req)

@@ -397,6 +397,14 @@ static void test_inject_refusals(void **state)
 	g_autofree char *dots = g_strdup_printf("POST /v1/../admin HTTP/1.1\r\nHost: api.anthropic.com\r\nx-api-key: %s\r\n\r\n",
 	                                        r->anthropic_s);
 	refused(r, "api.anthropic.com", dots, "may not be used", TRUE);
+	/* What a server may cut a segment at or decode into one. */
+	const char *odd[] = {"/v1/..;/admin", "/v1/x;jsessionid=1", "/v1/%2e%2e/admin", "/v1/x%00/../admin",
+	                     "/v1/%252e%252e/admin", "/v1/x%3b/admin"};
+	for (size_t i = 0; i < G_N_ELEMENTS(odd); i++) {
+		g_autofree char *q = g_strdup_printf("POST %s HTTP/1.1\r\nHost: api.anthropic.com\r\nx-api-key: %s\r\n\r\n",
+		                                     odd[i], r->anthropic_s);
+		refused(r, "api.anthropic.com", q, "may not be used", TRUE);
+	}
 	g_autofree char *post = g_strdup_printf("POST /v1/messages HTTP/1.1\r\nHost: api.anthropic.com\r\nx-api-key: %s\r\n\r\n",
 	                                        r->anthropic_s);
 	Sent s = send_to(r, "api.anthropic.com", post);
@@ -408,6 +416,10 @@ static void test_inject_refusals(void **state)
 	refused(r, "github.com", "POST /o/r.git/git-receive-pack HTTP/1.1\r\nHost: github.com\r\n\r\n", "read-only", TRUE);
 	refused(r, "github.com", "PUT /x HTTP/1.1\r\nHost: github.com\r\n\r\n", "read-only", TRUE);
 	refused(r, "github.com", "DELETE /x HTTP/1.1\r\nHost: github.com\r\n\r\n", "read-only", TRUE);
+	refused(r, "github.com", "POST /o/r.git/git-receive-pack;/git-upload-pack HTTP/1.1\r\nHost: github.com\r\n\r\n",
+	        "read-only", TRUE);
+	refused(r, "github.com", "POST /o/r.git/git-receive-pack%00/git-upload-pack HTTP/1.1\r\nHost: github.com\r\n\r\n",
+	        "read-only", TRUE);
 	s = send_to(r, "github.com",
 	            "GET /o/r.git/info/refs?service=git-upload-pack HTTP/1.1\r\nHost: github.com\r\n\r\n"
 	            "POST /o/r.git/git-upload-pack HTTP/1.1\r\nHost: github.com\r\nContent-Length: 4\r\n\r\n0000"
