@@ -17,6 +17,7 @@
 #include "common/log.h"
 #include "net/ca.h"
 #include "net/scrub.h"
+#include "run/profile-keys.h"
 #include "run/root-plan.h"
 
 extern char **environ;
@@ -36,9 +37,14 @@ void vr_run_keys_clear(VrRunKeys *rk)
 		close(rk->ca_fd);
 	rk->values_fd = rk->bundle_fd = rk->ca_fd = -1;
 	vr_run_keys_certs_remove(rk);
+	g_clear_pointer(&rk->optional, g_ptr_array_unref);
+	g_clear_pointer(&rk->unbound, g_ptr_array_unref);
+	g_clear_pointer(&rk->profile, g_free);
 }
 
-static gboolean add_specs(VrNetKeys *keys, GPtrArray *specs, const char *what, GError **error)
+/* The declarations of SPECS into KEYS; each replaces a profile's key of
+ * its name, which is then no longer optional. */
+static gboolean add_specs(VrRunKeys *rk, VrNetKeys *keys, GPtrArray *specs, const char *what, GError **error)
 {
 	for (guint i = 0; specs && i < specs->len; i++) {
 		g_autoptr(GError) e = NULL;
@@ -49,34 +55,122 @@ static gboolean add_specs(VrNetKeys *keys, GPtrArray *specs, const char *what, G
 			            g_str_has_prefix(what, "--") ? "" : "[sandbox] key: ", e->message);
 			return FALSE;
 		}
+		guint j;
+		if (g_ptr_array_find_with_equal_func(rk->optional, k->name, g_str_equal, &j))
+			g_ptr_array_remove_index_fast(rk->optional, j);
 		vr_net_keys_add(keys, k);
 	}
 	return TRUE;
 }
 
+/* Whether SPECS is "none" (injection off); "none" beside a declaration is
+ * an error. */
+static gboolean keys_none(GPtrArray *specs, const char *what, gboolean *ret_none, GError **error)
+{
+	*ret_none = FALSE;
+	for (guint i = 0; specs && i < specs->len; i++)
+		*ret_none |= strcmp(g_strstrip((char *)specs->pdata[i]), "none") == 0;
+	if (*ret_none && specs->len > 1) {
+		g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,
+		            "%s none turns every key off: it cannot stand beside another %s", what, what);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* The names KEYS would have bound, now not bound: their values enter the
+ * sandbox as they are (through the profile's env allow), with one warning. */
+static void add_unbound(VrRunKeys *rk, const VrNetKeys *keys, gboolean optional_only, const char *why)
+{
+	if (!rk->unbound)
+		rk->unbound = g_ptr_array_new_with_free_func(g_free);
+	for (guint i = 0; i < vr_net_keys_count(keys); i++) {
+		const char *name = vr_net_keys_get(keys, i)->name;
+		if (!optional_only || g_ptr_array_find_with_equal_func(rk->optional, name, g_str_equal, NULL))
+			g_ptr_array_add(rk->unbound, g_strdup(name));
+	}
+	rk->unbound_why = why;
+}
+
+/* With --key none: the names the profile and the config would have bound. */
+static gboolean plan_keys_off(VrRunKeys *rk, VrRunPlan *plan, const VrConfig *config, gboolean cli_off,
+                              gboolean config_off, GError **error)
+{
+	g_autoptr(VrNetKeys) off = vr_net_keys_new();
+	if (!vr_run_profile_keys_add(off, rk->optional, plan, error))
+		return FALSE;
+	if (cli_off && !config_off && config && !add_specs(rk, off, config->keys, "[sandbox] key", error))
+		return FALSE;
+	g_ptr_array_set_size(rk->optional, 0);
+	add_unbound(rk, off, FALSE,
+	            cli_off ? "--key none turns injection off (without it the sandbox holds a sentinel and the proxy "
+	                      "puts the value in)"
+	                    : "[sandbox] key = none turns injection off (without it the sandbox holds a sentinel and "
+	                      "the proxy puts the value in)");
+	return TRUE;
+}
+
 gboolean vr_run_keys_plan(VrRunKeys *rk, VrRunPlan *plan, const VrConfig *config, GError **error)
 {
-	g_autoptr(VrNetKeys) keys = vr_net_keys_new();
-	if (!add_specs(keys, config ? config->keys : NULL, "[sandbox] key", error) ||
-	    !add_specs(keys, plan->keys, "--key", error))
+	gboolean cli_off = FALSE, config_off = FALSE;
+	if (!keys_none(plan->keys, "--key", &cli_off, error) ||
+	    !keys_none(config ? config->keys : NULL, "[sandbox] key =", &config_off, error))
 		return FALSE;
-	rk->terminates = vr_net_keys_count(keys) > 0 || plan->net_read->len > 0;
-	if (vr_net_keys_count(keys) == 0)
-		return TRUE;
-	if (plan->net == VR_NET_HOST || plan->net == VR_NET_NONE) {
+	rk->optional = g_ptr_array_new_with_free_func(g_free);
+	rk->reads = plan->net_read->len > 0;
+	rk->profile = g_strdup(plan->profile_applied);
+	g_autoptr(VrNetKeys) keys = vr_net_keys_new();
+	if (cli_off || config_off) {
+		if (!plan_keys_off(rk, plan, config, cli_off, config_off, error))
+			return FALSE;
+	} else if (!vr_run_profile_keys_add(keys, rk->optional, plan, error) ||
+	           !add_specs(rk, keys, config ? config->keys : NULL, "[sandbox] key", error))
+		return FALSE;
+	if (!cli_off && !add_specs(rk, keys, plan->keys, "--key", error))
+		return FALSE;
+	guint explicit = vr_net_keys_count(keys) - rk->optional->len;
+	const VrNetKey *first = NULL;
+	for (guint i = 0; i < vr_net_keys_count(keys) && !first; i++)
+		if (!g_ptr_array_find_with_equal_func(rk->optional, vr_net_keys_get(keys, i)->name, g_str_equal, NULL))
+			first = vr_net_keys_get(keys, i);
+	if (explicit && (plan->net == VR_NET_HOST || plan->net == VR_NET_NONE)) {
 		g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,
 		            "--key %s needs the proxy, which puts the value in: --net %s cannot carry it "
 		            "(drop --net %s; --key implies --net allow=HOST)",
-		            vr_net_keys_get(keys, 0)->name, plan->net == VR_NET_HOST ? "host" : "none",
+		            first->name, plan->net == VR_NET_HOST ? "host" : "none",
 		            plan->net == VR_NET_HOST ? "host" : "none");
 		return FALSE;
 	}
-	/* Port 443 only: the only port a key is ever put in on. */
-	g_autoptr(GPtrArray) hosts = vr_net_keys_hosts(keys);
-	for (guint i = 0; i < hosts->len; i++)
-		g_ptr_array_add(plan->net_allow, g_strconcat(hosts->pdata[i], ":443", NULL));
-	plan->net = VR_NET_ALLOW;
-	rk->keys = g_steal_pointer(&keys);
+	if (plan->net == VR_NET_HOST && rk->optional->len) {
+		/* No proxy to put them in, and refusing would break every run
+		 * that chose the host's network before profiles had keys. */
+		add_unbound(rk, keys, TRUE,
+		            "--net host has no proxy to put it in (without --net host the sandbox holds a sentinel and "
+		            "the proxy puts the value in)");
+		for (guint i = 0; i < rk->optional->len; i++)
+			vr_net_keys_remove(keys, rk->optional->pdata[i]);
+		g_ptr_array_set_size(rk->optional, 0);
+	}
+	/* Port 443 only: the only port a key is ever put in on. A profile's
+	 * keys add no host: they are its [net] allow already. */
+	for (guint i = 0; i < vr_net_keys_count(keys); i++) {
+		const VrNetKey *k = vr_net_keys_get(keys, i);
+		if (g_ptr_array_find_with_equal_func(rk->optional, k->name, g_str_equal, NULL))
+			continue;
+		for (guint j = 0; j < k->hosts->len; j++) {
+			g_autofree char *h = g_strconcat(k->hosts->pdata[j], ":443", NULL);
+			if (!g_ptr_array_find_with_equal_func(plan->net_allow, h, g_str_equal, NULL))
+				g_ptr_array_add(plan->net_allow, g_steal_pointer(&h));
+		}
+	}
+	if (explicit)
+		plan->net = VR_NET_ALLOW;
+	/* No proxy will run (--net none, or no network chosen): the
+	 * profile's keys are sentinels inside and their values go nowhere. */
+	rk->no_proxy = plan->net != VR_NET_ALLOW && !(plan->net != VR_NET_HOST && plan->net_localhost->len);
+	rk->terminates = rk->reads || (!rk->no_proxy && vr_net_keys_count(keys) > 0);
+	if (vr_net_keys_count(keys) > 0)
+		rk->keys = g_steal_pointer(&keys);
 	return TRUE;
 }
 
@@ -236,17 +330,12 @@ static void env_mask_values(GPtrArray *env, const VrNetKeys *keys)
 	}
 }
 
-gboolean vr_run_keys_take_values(VrRunKeys *rk, char ***envp, GError **error)
+/* Each key's sentinel into ENV and over the host environment's copy. */
+static gboolean set_sentinels(VrRunKeys *rk, char **envp, GPtrArray *env, GError **error)
 {
-	if (!rk->terminates)
-		return TRUE;
-	g_autoptr(GPtrArray) env = g_ptr_array_new_with_free_func(vr_net_secret_free);
-	for (char **e = *envp; *e; e++)
-		g_ptr_array_add(env, g_strdup(*e));
 	for (guint i = 0; rk->keys && i < vr_net_keys_count(rk->keys); i++) {
 		VrNetKey *k = vr_net_keys_get(rk->keys, i);
-		char **inside = env_find(*envp, k->name);
-		const char *value = inside ? strchr(*inside, '=') + 1 : g_getenv(k->name);
+		const char *value = vr_run_key_value(envp, k->name, NULL);
 		if (!value || !*value) {
 			g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,
 			            "--key %s: %s has no value: set it in the environment or read it with --env-file "
@@ -267,18 +356,42 @@ gboolean vr_run_keys_take_values(VrRunKeys *rk, char ***envp, GError **error)
 		env_set(env, k->name, k->sentinel);
 		env_overwrite(environ, k->name, k->sentinel);
 	}
+	return TRUE;
+}
+
+gboolean vr_run_keys_take_values(VrRunKeys *rk, char ***envp, GError **error)
+{
+	vr_run_keys_warn_unbound(rk->unbound, *envp, rk->unbound_why);
+	if (rk->keys && rk->optional && rk->optional->len) {
+		vr_run_profile_keys_drop_absent(rk->keys, rk->optional, *envp, rk->profile);
+		if (vr_net_keys_count(rk->keys) == 0) {
+			g_clear_pointer(&rk->keys, vr_net_keys_free);
+			rk->terminates = rk->reads;
+		}
+	}
+	if (!rk->terminates && !rk->keys)
+		return TRUE;
+	g_autoptr(GPtrArray) env = g_ptr_array_new_with_free_func(vr_net_secret_free);
+	for (char **e = *envp; *e; e++)
+		g_ptr_array_add(env, g_strdup(*e));
+	if (!set_sentinels(rk, *envp, env, error))
+		return FALSE;
 	if (rk->keys) {
 		env_mask_values(env, rk->keys);
-		int fd = values_memfd(rk->keys);
+		int fd = rk->no_proxy ? -1 : values_memfd(rk->keys);
 		vr_net_keys_forget_values(rk->keys);
-		if (fd < 0) {
+		if (rk->no_proxy) {
+			/* Nothing to put them into: the sentinels are all there is. */
+			g_clear_pointer(&rk->keys, vr_net_keys_free);
+		} else if (fd < 0) {
 			g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,
 			            "--key: cannot hand the values to the proxy (memfd): %s", strerror(-fd));
 			return FALSE;
-		}
-		rk->values_fd = fd;
+		} else
+			rk->values_fd = fd;
 	}
-	trust_env(env);
+	if (rk->terminates)
+		trust_env(env);
 	/* The old environment's strings held real values: zeroed as freed. */
 	for (char **e = *envp; *e; e++)
 		explicit_bzero(*e, strlen(*e));

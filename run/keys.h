@@ -22,23 +22,36 @@ typedef struct {
 	gboolean terminates; /* keys or read= hosts: the proxy terminates TLS, the sandbox trusts its CA */
 	char *certs_dir;     /* host directory bound at /etc/ssl/certs; NULL before certs_prepare */
 	int bundle_fd, ca_fd;
+	/* The profile's keys (run/profile-keys.h): */
+	GPtrArray *optional;    /* names in keys bound only when their value exists */
+	GPtrArray *unbound;     /* names not bound (--key none, --net host) whose values enter as they are */
+	const char *unbound_why; /* the one warning's reason (static text) */
+	gboolean reads;         /* --net read= hosts: terminated with no key at all */
+	gboolean no_proxy;      /* --net none: sentinels inside, the values nowhere */
+	char *profile;          /* the profile's name, for messages */
 } VrRunKeys;
 
-#define VR_RUN_KEYS_INIT {NULL, -1, FALSE, NULL, -1, -1}
+#define VR_RUN_KEYS_INIT {.values_fd = -1, .bundle_fd = -1, .ca_fd = -1}
 
 void vr_run_keys_clear(VrRunKeys *rk);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(VrRunKeys, vr_run_keys_clear)
 
-/* Parses the declarations (the config's first; the command line's win by
- * name) and fits the network to them: --key implies allow=HOST:443 for its
- * hosts (added to an allow= list); with --net none or host it is an error. */
+/* Parses the declarations (the profile's first, then the config's; the
+ * command line's win by name) and fits the network to them: --key implies
+ * allow=HOST:443 for its hosts (added to an allow= list); with --net none
+ * or host it is an error. The profile's keys add no host; with --net none
+ * they are sentinels only, with --net host they are not bound (one warning
+ * in take_values). `--key none` (or the config's `key = none`) binds none
+ * of the profile's and the config's; with another --key it is an error. */
 gboolean vr_run_keys_plan(VrRunKeys *rk, VrRunPlan *plan, const VrConfig *config, GError **error);
 
 /* Each key's real value from *envp (an --env-file, an allowed variable) or
  * else the host environment; NAME=SENTINEL in *envp in its place (over a
- * profile's env allow), the values into rk->values_fd, and the copies this
- * process held zeroed (the host environment's in place: the sandbox is a
- * clone of this process). Adds the trust store variables. */
+ * profile's env allow), the values into rk->values_fd (not with --net
+ * none: there is no proxy), and the copies this process held zeroed (the
+ * host environment's in place: the sandbox is a clone of this process).
+ * A profile's key without a value is dropped first. Adds the trust store
+ * variables. */
 gboolean vr_run_keys_take_values(VrRunKeys *rk, char ***envp, GError **error);
 
 /* The sandbox's /etc/ssl/certs: a private directory holding the host's

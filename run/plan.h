@@ -79,7 +79,9 @@ typedef struct {
 	GPtrArray *net_localhost; /* allow-localhost ports ("11434", "8080/tcp"); with
 	                           * none/default they make the mode VR_NET_ALLOW */
 	GPtrArray *net_read;    /* --net read=HOST: read-only hosts (char *, lower case), port 443, terminated */
-	GPtrArray *keys;        /* --key NAME@HOST,... declarations as written (char *, net/keys.h) */
+	GPtrArray *keys;        /* --key NAME@HOST,... declarations as written (char *, net/keys.h); "none": off */
+	GPtrArray *profile_keys; /* the profile's [keys] bind (char *): bound when the value exists (run/profile-keys.h) */
+	char *profile_applied;  /* the profile the run uses, for messages; NULL: none */
 	gboolean net_explicit;  /* none/host/allow= came from --net or the config, not a profile */
 	char *profile;          /* --profile NAME; "none" turns profiles off; NULL: by COMMAND */
 	gboolean quiet;         /* no summary line at the end */

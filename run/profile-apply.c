@@ -187,6 +187,11 @@ gboolean vr_run_apply_profile(VrRunPlan *plan, GError **error)
 
 	for (guint i = 0; i < p->env_allow->len; i++)
 		g_ptr_array_add(plan->env_allow, g_strdup(p->env_allow->pdata[i]));
+	/* Its keys: bound by the run when their values exist (run/profile-keys.h). */
+	for (guint i = 0; i < p->keys->len; i++)
+		g_ptr_array_add(plan->profile_keys, g_strdup(p->keys->pdata[i]));
+	g_free(plan->profile_applied);
+	plan->profile_applied = g_strdup(p->name);
 
 	if (plan->net == VR_NET_DEFAULT && p->net_allow->len && !(config && config->net)) {
 		plan->net = VR_NET_ALLOW;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "net/keys.h"
 #include "policy/config.h"
 #include "policy/policy.h"
 
@@ -73,7 +74,7 @@ static const struct {
 	{"profile", "description"}, {"profile", "commands"}, {"profile", "toolchains"},
 	{"paths", "ro"}, {"paths", "rw"}, {"paths", "create"}, {"paths", "ro-inside"},
 	{"paths", "copy"}, {"paths", "tmpfs"}, {"copy", "merge"},
-	{"env", "allow"}, {"net", "allow"},
+	{"env", "allow"}, {"net", "allow"}, {"keys", "bind"},
 };
 
 static gboolean check_keys(GKeyFile *kf, const char *path, GError **error)
@@ -106,6 +107,24 @@ static void add_list(GKeyFile *kf, const char *group, const char *key, GPtrArray
 	}
 }
 
+/* [keys] bind: each item a --key declaration, checked now so a typo is an
+ * error naming the file and the declaration, not a surprise in a run. */
+static gboolean add_keys(GKeyFile *kf, VrProfile *p, const char *path, GError **error)
+{
+	guint from = p->keys->len;
+	add_list(kf, "keys", "bind", p->keys, NULL);
+	for (guint i = from; i < p->keys->len; i++) {
+		g_autoptr(GError) e = NULL;
+		g_autoptr(VrNetKey) k = vr_net_key_parse(p->keys->pdata[i], &e);
+		if (!k) {
+			const char *why = g_str_has_prefix(e->message, "--key ") ? e->message + 6 : e->message;
+			g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_CONFIG, "%s: [keys] bind: %s", path, why);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
 static gboolean merge_file(VrProfile *p, const char *path, const char *home, GError **error)
 {
 	g_autoptr(GKeyFile) kf = g_key_file_new();
@@ -134,6 +153,8 @@ static gboolean merge_file(VrProfile *p, const char *path, const char *home, GEr
 	}
 	add_list(kf, "env", "allow", p->env_allow, NULL);
 	add_list(kf, "net", "allow", p->net_allow, NULL);
+	if (!add_keys(kf, p, path, error))
+		return FALSE;
 	if (!p->description)
 		p->description = g_key_file_get_string(kf, "profile", "description", NULL);
 	add_list(kf, "profile", "commands", p->commands, NULL);
@@ -146,7 +167,7 @@ static VrProfile *profile_new(const char *name)
 	VrProfile *p = g_new0(VrProfile, 1);
 	p->name = g_strdup(name);
 	GPtrArray **lists[] = {&p->commands, &p->ro, &p->rw, &p->create, &p->ro_inside, &p->copy, &p->merge,
-	                       &p->tmpfs, &p->env_allow, &p->net_allow, &p->toolchains};
+	                       &p->tmpfs, &p->env_allow, &p->net_allow, &p->keys, &p->toolchains};
 	for (size_t i = 0; i < G_N_ELEMENTS(lists); i++)
 		*lists[i] = g_ptr_array_new_with_free_func(g_free);
 	return p;
@@ -160,7 +181,7 @@ void vr_profile_free(VrProfile *p)
 	g_free(p->description);
 	g_free(p->source);
 	GPtrArray *lists[] = {p->commands, p->ro, p->rw, p->create, p->ro_inside, p->copy, p->merge,
-	                      p->tmpfs, p->env_allow, p->net_allow, p->toolchains};
+	                      p->tmpfs, p->env_allow, p->net_allow, p->keys, p->toolchains};
 	for (size_t i = 0; i < G_N_ELEMENTS(lists); i++)
 		g_ptr_array_unref(lists[i]);
 	g_free(p);

@@ -22,6 +22,8 @@ typedef struct {
 	                        * host runs: never the host's) */
 	GPtrArray *env_allow;  /* variable name globs */
 	GPtrArray *net_allow;  /* domain patterns */
+	GPtrArray *keys;       /* [keys] bind: the harness's keys, each a --key declaration (net/keys.h),
+	                        * checked at load; bound in a run only when the value exists (run/profile-keys.h) */
 	GPtrArray *toolchains; /* toolchain profiles merged in */
 } VrProfile;
 

@@ -18,3 +18,8 @@ allow = AIDER_*;OPENAI_API_KEY;ANTHROPIC_API_KEY;OPENROUTER_API_KEY;GEMINI_API_K
 [net]
 # Each host and why: docs/profiles.md. Telemetry that takes uploads is left out.
 allow = api.openai.com;api.anthropic.com;openrouter.ai;generativelanguage.googleapis.com;api.deepseek.com
+
+[keys]
+# Bound when their value exists: a sentinel inside, the real value put in by
+# the proxy (docs/network.md "Keys", docs/profiles.md).
+bind = OPENAI_API_KEY@api.openai.com;ANTHROPIC_API_KEY@api.anthropic.com:as=x-api-key;OPENROUTER_API_KEY@openrouter.ai;GEMINI_API_KEY@generativelanguage.googleapis.com:as=x-goog-api-key,query;DEEPSEEK_API_KEY@api.deepseek.com

@@ -36,3 +36,11 @@ allow = ANTHROPIC_*;CLAUDE_*;DISABLE_AUTOUPDATER
 [net]
 # Each host and why: docs/profiles.md. Telemetry that takes uploads is left out.
 allow = api.anthropic.com;platform.claude.com;console.anthropic.com
+
+[keys]
+# Bound when their value exists: a sentinel inside, the real value put in by
+# the proxy (docs/network.md "Keys"). The API key goes as x-api-key, the
+# long-lived token of `claude setup-token` as a bearer. ANTHROPIC_AUTH_TOKEN
+# is left out: it is meant for whatever gateway ANTHROPIC_BASE_URL names,
+# which a profile cannot know (docs/profiles.md).
+bind = ANTHROPIC_API_KEY@api.anthropic.com:as=x-api-key;CLAUDE_CODE_OAUTH_TOKEN@api.anthropic.com

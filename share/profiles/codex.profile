@@ -22,3 +22,9 @@ allow = OPENAI_*;CODEX_*
 [net]
 # Each host and why: docs/profiles.md. Telemetry that takes uploads is left out.
 allow = api.openai.com;auth.openai.com;chatgpt.com
+
+[keys]
+# Bound when their value exists: a sentinel inside, the real value put in by
+# the proxy as a bearer (docs/network.md "Keys"). A ChatGPT login keeps its
+# tokens in ~/.codex/auth.json instead, which this does not cover.
+bind = OPENAI_API_KEY@api.openai.com;CODEX_API_KEY@api.openai.com

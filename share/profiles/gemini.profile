@@ -25,3 +25,9 @@ allow = GEMINI_API_KEY;GOOGLE_API_KEY;GOOGLE_CLOUD_PROJECT;GOOGLE_GENAI_USE_VERT
 [net]
 # Each host and why: docs/profiles.md. Telemetry that takes uploads is left out.
 allow = generativelanguage.googleapis.com;cloudcode-pa.googleapis.com;oauth2.googleapis.com
+
+[keys]
+# Bound when their value exists: a sentinel inside, the real value put in by
+# the proxy as x-goog-api-key or ?key= (docs/network.md "Keys"). Vertex AI
+# (GOOGLE_GENAI_USE_VERTEXAI) talks to other hosts: see docs/profiles.md.
+bind = GEMINI_API_KEY@generativelanguage.googleapis.com:as=x-goog-api-key,query;GOOGLE_API_KEY@generativelanguage.googleapis.com:as=x-goog-api-key,query

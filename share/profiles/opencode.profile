@@ -26,3 +26,10 @@ allow = OPENCODE_*;ANTHROPIC_API_KEY;OPENAI_API_KEY;OPENROUTER_API_KEY;GEMINI_AP
 [net]
 # Each host and why: docs/profiles.md. Telemetry that takes uploads is left out.
 allow = opencode.ai;models.opencode.ai;models.dev;registry.npmjs.org;api.anthropic.com;api.openai.com;openrouter.ai;generativelanguage.googleapis.com;api.groq.com;api.x.ai;api.deepseek.com
+
+[keys]
+# Bound when their value exists (--env-file, the environment): inside, each
+# holds a sentinel, and the proxy puts the real value into requests to its
+# host at its place (docs/network.md "Keys"; each provider's header:
+# docs/profiles.md).
+bind = ANTHROPIC_API_KEY@api.anthropic.com:as=x-api-key;OPENAI_API_KEY@api.openai.com;OPENROUTER_API_KEY@openrouter.ai;GEMINI_API_KEY@generativelanguage.googleapis.com:as=x-goog-api-key,query;GOOGLE_GENERATIVE_AI_API_KEY@generativelanguage.googleapis.com:as=x-goog-api-key,query;GROQ_API_KEY@api.groq.com;XAI_API_KEY@api.x.ai;DEEPSEEK_API_KEY@api.deepseek.com
