@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The real opencode (npm opencode-ai, on Bun; installed by .ci/run) with
-# `--key OPENAI_API_KEY@api.origin.test` (DESIGN.md invariant 11): its
-# provider is the scripted OpenAI-compatible server (tests/helpers/
-# openai-server.py) behind TLS with a test CA, reached through the test
-# build's proxy (tests/bin/vault-run-testhooks: the origin's name resolves
-# to loopback, its port stands for 443, its CA is trusted upstream). The
-# session completes, the server gets the real value as the Bearer, and
-# opencode's own bash tool, asked by the model to run `env`, sees only the
-# sentinel. Once only: a real harness start costs ~20 s; the proxy's
+# OPENAI_API_KEY and no --key at all (DESIGN.md invariant 11): the opencode
+# profile's [keys] binds it to api.openai.com. Its provider is the scripted
+# OpenAI-compatible server (tests/helpers/openai-server.py) behind TLS with
+# a test CA, reached through the test build's proxy as api.openai.com
+# (tests/bin/vault-run-testhooks: the name resolves to loopback, the
+# server's port stands for 443, its CA is trusted upstream). The session
+# completes, the server gets the real value as the Bearer, and opencode's
+# own bash tool, asked by the model to run `env`, sees only the sentinel. Once only: a real harness start costs ~20 s; the proxy's
 # @user/@unshare variants are in net-keys.sh.
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
@@ -26,8 +26,8 @@ mkdir -p "$O"
 ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
 openssl req -x509 "${ec[@]}" -keyout "$O/ca.key" -out "$O/ca.pem" -days 2 -subj /CN=vr-test-origin-ca \
 	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
-openssl req -new "${ec[@]}" -keyout "$O/leaf.key" -out "$O/leaf.csr" -subj /CN=api.origin.test 2>/dev/null
-printf 'subjectAltName=DNS:api.origin.test\nextendedKeyUsage=serverAuth\n' >"$O/ext"
+openssl req -new "${ec[@]}" -keyout "$O/leaf.key" -out "$O/leaf.csr" -subj /CN=api.openai.com 2>/dev/null
+printf 'subjectAltName=DNS:api.openai.com\nextendedKeyUsage=serverAuth\n' >"$O/ext"
 openssl x509 -req -in "$O/leaf.csr" -CA "$O/ca.pem" -CAkey "$O/ca.key" -CAcreateserial -days 2 \
 	-extfile "$O/ext" -out "$O/leaf.pem" 2>/dev/null
 cat "$O/leaf.pem" "$O/ca.pem" "$O/leaf.key" >"$O/server.pem"
@@ -43,16 +43,16 @@ for _ in $(seq 1 600); do
 done
 [ -n "$MP" ] || { cat "$T/srv.out"; vr_fail "the model server did not start"; vr_done; }
 
-# An OpenAI-compatible provider whose key is the variable (opencode's
-# {env:NAME}): inside, the sentinel.
+# An OpenAI-compatible provider at api.openai.com whose key is the variable
+# (opencode's {env:NAME}): inside, the sentinel.
 cat >"$P/opencode.json" <<JSON
 {
   "\$schema": "https://opencode.ai/config.json",
   "provider": {
     "keyed": {
       "npm": "@ai-sdk/openai-compatible",
-      "name": "Scripted model behind --key",
-      "options": { "baseURL": "https://api.origin.test/v1", "apiKey": "{env:OPENAI_API_KEY}" },
+      "name": "Scripted model behind the profile's key",
+      "options": { "baseURL": "https://api.openai.com/v1", "apiKey": "{env:OPENAI_API_KEY}" },
       "models": { "fake-model": { "name": "fake model" } }
     }
   },
@@ -65,12 +65,12 @@ JSON
 REAL=sk-proj-OpencodeReal0123456789abcdefghijklmn
 st=0
 start=$SECONDS
-OPENAI_API_KEY=$REAL VR_TEST_RESOLVE=api.origin.test=127.0.0.1 VR_TEST_UPSTREAM_PORT=$MP \
+OPENAI_API_KEY=$REAL VR_TEST_RESOLVE=api.openai.com=127.0.0.1 VR_TEST_UPSTREAM_PORT=$MP \
 	VR_TEST_UPSTREAM_CA="$O/ca.pem" timeout 300 "$VRT" --project "$P" --audit "$T/run.audit" --timeout 240 \
-	--net allow-private --key OPENAI_API_KEY@api.origin.test -- \
+	--net allow-private -- \
 	opencode run 'Answer with one word.' >"$T/run.out" 2>"$T/run.err" || st=$?
 took=$((SECONDS - start))
-vr_check "opencode run completes with the injected key (exit $st after ${took}s)" test "$st" = 0
+vr_check "opencode run completes with the profile's key put in (exit $st after ${took}s)" test "$st" = 0
 vr_check "… and prints the scripted model's answer" grep -q PONG-WITH-A-KEY "$T/run.out"
 vr_check "the server got the real value as the Bearer" grep -qx "AUTH Bearer $REAL" "$T/served.log"
 vr_check_not "… and never anything else" grep -v "^AUTH Bearer $REAL\$" <(grep '^AUTH' "$T/served.log")
@@ -79,7 +79,7 @@ vr_check_not "… and what it printed holds no real value" grep -q "OpencodeReal
 vr_check "… but the sentinel (the value's prefix and length)" \
 	grep -q "^TOOL .*OPENAI_API_KEY=sk-proj-[A-Za-z0-9]\{$((${#REAL} - 8))\}\\\\n" "$T/served.log"
 vr_check "every chat request is audited as an https request with the key put in" \
-	grep -q '"proto":"https","host":"api.origin.test".*"path":"/v1/chat/completions","status":200,"keys":"OPENAI_API_KEY"' \
+	grep -q '"proto":"https","host":"api.openai.com".*"path":"/v1/chat/completions","status":200,"keys":"OPENAI_API_KEY"' \
 	"$T/run.audit"
 vr_check_not "no real value in opencode's output" grep -q "OpencodeReal" "$T/run.out" "$T/run.err"
 [ "$vr_failures" = 0 ] || { tail -n 20 "$T/run.out" "$T/run.err"; cut -c1-400 "$T/served.log"; }
