@@ -40,6 +40,7 @@ static const char starter[] =
 	"# Keys the agent uses but never holds: a sentinel inside, the proxy puts the value\n"
 	"# into requests to the host (docs/network.md \"Keys\"):\n"
 	"# key = OPENAI_API_KEY@api.openai.com; ANTHROPIC_API_KEY@api.anthropic.com:as=x-api-key\n"
+	"# (a harness profile binds its own keys; key = none passes their real values instead)\n"
 	"# Host paths shared read-only / read-write:\n"
 	"# ro-bind = /opt/tools\n"
 	"# bind = /var/cache/ccache\n"

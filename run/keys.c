@@ -65,14 +65,16 @@ static gboolean add_specs(VrRunKeys *rk, VrNetKeys *keys, GPtrArray *specs, cons
 
 /* Whether SPECS is "none" (injection off); "none" beside a declaration is
  * an error. */
-static gboolean keys_none(GPtrArray *specs, const char *what, gboolean *ret_none, GError **error)
+static gboolean keys_none(GPtrArray *specs, gboolean config, gboolean *ret_none, GError **error)
 {
 	*ret_none = FALSE;
 	for (guint i = 0; specs && i < specs->len; i++)
 		*ret_none |= strcmp(g_strstrip((char *)specs->pdata[i]), "none") == 0;
 	if (*ret_none && specs->len > 1) {
-		g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,
-		            "%s none turns every key off: it cannot stand beside another %s", what, what);
+		g_set_error_literal(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,
+		                    config ? "[sandbox] key = none turns the keys off: it cannot stand beside a "
+		                             "declaration in the same key list"
+		                           : "--key none turns every key off: it cannot stand beside another --key");
 		return FALSE;
 	}
 	return TRUE;
@@ -113,8 +115,8 @@ static gboolean plan_keys_off(VrRunKeys *rk, VrRunPlan *plan, const VrConfig *co
 gboolean vr_run_keys_plan(VrRunKeys *rk, VrRunPlan *plan, const VrConfig *config, GError **error)
 {
 	gboolean cli_off = FALSE, config_off = FALSE;
-	if (!keys_none(plan->keys, "--key", &cli_off, error) ||
-	    !keys_none(config ? config->keys : NULL, "[sandbox] key =", &config_off, error))
+	if (!keys_none(plan->keys, FALSE, &cli_off, error) ||
+	    !keys_none(config ? config->keys : NULL, TRUE, &config_off, error))
 		return FALSE;
 	rk->optional = g_ptr_array_new_with_free_func(g_free);
 	rk->reads = plan->net_read->len > 0;
