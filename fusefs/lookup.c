@@ -153,28 +153,6 @@ void vr_refuse(fuse_req_t req, const char *op, const char *relpath, VrDecision d
 	fuse_reply_err(req, err);
 }
 
-/* The parent of rel's last name, one component at a time (paths longer than
- * PATH_MAX, which openat2 refuses): each step refuses a symlink. */
-static int walk_parent(const char *rel, int *ret_fd, const char **ret_name)
-{
-	const char *slash = strrchr(rel, '/');
-	*ret_name = slash ? slash + 1 : rel;
-	int fd = fcntl(vr_view->root.fd, F_DUPFD_CLOEXEC, 3);
-	if (fd < 0)
-		return -errno;
-	g_auto(GStrv) parts = g_strsplit(rel, "/", -1);
-	for (guint k = 0; parts[k] && parts[k + 1]; k++) {
-		int next = openat(fd, parts[k], O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
-		int err = errno;
-		close(fd);
-		if (next < 0)
-			return -err;
-		fd = next;
-	}
-	*ret_fd = fd;
-	return 0;
-}
-
 bool vr_inode_still_named(VrInode *inode)
 {
 	return vr_inode_name_state(inode) == 1;
@@ -189,11 +167,9 @@ int vr_inode_name_state(VrInode *inode)
 	const char *name;
 	int r, tries = 0;
 	do {
+		/* Beyond PATH_MAX and openat2's rename races are the
+		 * resolver's (common/resolve.c). */
 		r = vr_resolve_parent(vr_view->root.fd, rel, &dfd, &name);
-		if (r == -EAGAIN) /* openat2 saw a rename race: once more */
-			r = vr_resolve_parent(vr_view->root.fd, rel, &dfd, &name);
-		if (r == -ENAMETOOLONG)
-			r = walk_parent(rel, &dfd, &name);
 		/* Out of fds is not "renamed": a walk bigger than our limit
 		 * would otherwise answer ESTALE to opens that should work. */
 	} while (r < 0 && vr_evict_retry(-r, &tries));
