@@ -498,15 +498,15 @@ int vr_audit_start(const VrViewOptions *opts, const char *run_id)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	r = pthread_create(&A.writer, NULL, writer_main, NULL);
-	if (r == 0 && A.event_fd >= 0 && pthread_create(&A.reader, NULL, reader_main, NULL) == 0)
+	int err = pthread_create(&A.writer, NULL, writer_main, NULL); /* an errno, not -1 */
+	if (err == 0 && A.event_fd >= 0 && pthread_create(&A.reader, NULL, reader_main, NULL) == 0)
 		A.reader_started = true;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (r) {
+	if (err) {
 		A.active = false;
 		if (A.forward_fd < 0)
 			vr_audit_out_close();
-		return vr_log_errno(r, "cannot start the audit writer");
+		return vr_log_errno(err, "cannot start the audit writer");
 	}
 	return 0;
 }

@@ -605,12 +605,12 @@ int vr_watch_start(void)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old); /* signals stay with the FUSE threads */
-	int r = pthread_create(&W.thread, NULL, watch_main, NULL);
+	int err = pthread_create(&W.thread, NULL, watch_main, NULL); /* an errno, not -1 */
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	W.started = r == 0;
+	W.started = err == 0;
 	if (!W.started) {
 		/* Without the thread nobody would invalidate: no long timeouts. */
-		vr_log_errno(r, "cannot start the host watch thread; caching names for 1 s only");
+		vr_log_errno(err, "cannot start the host watch thread; caching names for 1 s only");
 		pthread_mutex_lock(&W.lock);
 		W.enabled = false;
 		GHashTableIter it;
@@ -620,7 +620,7 @@ int vr_watch_start(void)
 			atomic_store(&((VrInode *)val)->watched, false);
 		pthread_mutex_unlock(&W.lock);
 	}
-	return -r;
+	return -err;
 }
 
 static void *close_main(void *arg)

@@ -80,12 +80,12 @@ int vr_inval_start(VrView *v)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int r = pthread_create(&I.thread, NULL, inval_main, NULL);
+	int err = pthread_create(&I.thread, NULL, inval_main, NULL); /* an errno, not -1 */
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_mutex_lock(&I.lock);
-	I.started = r == 0;
+	I.started = err == 0;
 	pthread_mutex_unlock(&I.lock);
-	return -r;
+	return -err;
 }
 
 void vr_inval_stop(void)

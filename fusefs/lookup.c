@@ -188,7 +188,7 @@ int vr_inode_sync(VrInode *inode, int datasync)
 	char proc[64];
 	vr_proc_path(proc, inode->fd);
 	int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	int r = fd < 0 || (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? errno : 0;
+	int r = fd < 0 || (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? -errno : 0;
 	if (fd >= 0)
 		close(fd);
 	return r;

@@ -264,12 +264,12 @@ static void vr_ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct 
 {
 	VrDir *dir = (VrDir *)(uintptr_t)fi->fh;
 	if (!dir) {
-		fuse_reply_err(req, vr_inode_sync(vr_inode_get(ino), datasync));
+		fuse_reply_err(req, -vr_inode_sync(vr_inode_get(ino), datasync));
 		return;
 	}
 	int fd = dirfd(dir->dp);
-	int r = datasync ? fdatasync(fd) : fsync(fd);
-	fuse_reply_err(req, r < 0 ? errno : 0);
+	int err = (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? errno : 0;
+	fuse_reply_err(req, err);
 }
 
 /* --- creating names --- */
@@ -411,15 +411,15 @@ static void do_remove(fuse_req_t req, fuse_ino_t parent, const char *name, bool 
 	vr_journal_before_remove(p, name, rel);
 	struct stat st;
 	bool linked = !is_dir && fstatat(p->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_nlink > 1;
-	int r = unlinkat(p->fd, name, is_dir ? AT_REMOVEDIR : 0) < 0 ? errno : 0;
-	if (r == 0 && linked)
+	int err = unlinkat(p->fd, name, is_dir ? AT_REMOVEDIR : 0) < 0 ? errno : 0;
+	if (err == 0 && linked)
 		vr_inode_name_removed(st.st_dev, st.st_ino, rel);
-	if (r == 0) {
+	if (err == 0) {
 		vr_handles_name_changed();
 		vr_watch_name_removed(p, name);
 	}
-	vr_audit_req(req, VR_AUDIT_WRITES, op, rel, r ? vr_errno_name(r) : "ok", NULL, NULL);
-	fuse_reply_err(req, r);
+	vr_audit_req(req, VR_AUDIT_WRITES, op, rel, err ? vr_errno_name(err) : "ok", NULL, NULL);
+	fuse_reply_err(req, err);
 }
 
 static void vr_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -522,8 +522,8 @@ static void vr_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	VR_CREATING(np);
 	vr_journal_before_rename(p, name, srel, np, newname, drel, flags);
-	int r = renameat2(p->fd, name, np->fd, newname, flags) < 0 ? errno : 0;
-	if (r == 0) {
+	int err = renameat2(p->fd, name, np->fd, newname, flags) < 0 ? errno : 0;
+	if (err == 0) {
 		vr_handles_name_changed();
 		if (!(flags & RENAME_EXCHANGE))
 			vr_watch_name_removed(p, name);
@@ -531,8 +531,8 @@ static void vr_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		if ((flags & RENAME_EXCHANGE) && dst_exists)
 			vr_inode_renamed(dst.st_dev, dst.st_ino, drel, srel, p, name);
 	}
-	vr_audit_req(req, VR_AUDIT_WRITES, "rename", srel, r ? vr_errno_name(r) : "ok", NULL, drel);
-	fuse_reply_err(req, r);
+	vr_audit_req(req, VR_AUDIT_WRITES, "rename", srel, err ? vr_errno_name(err) : "ok", NULL, drel);
+	fuse_reply_err(req, err);
 }
 
 void vr_dirs_close_all(void)

@@ -364,8 +364,8 @@ static void vr_ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	}
 	/* close(dup()) so the host file system sees a close per close(2)
 	 * (NFS-style close-to-open, POSIX lock release), as passthrough_ll. */
-	int r = close(dup(file_of(fi)->fd));
-	fuse_reply_err(req, r < 0 ? errno : 0);
+	int err = close(dup(file_of(fi)->fd)) < 0 ? errno : 0;
+	fuse_reply_err(req, err);
 }
 
 static void vr_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -384,12 +384,12 @@ static void vr_ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fus
 {
 	if (!fi || !fi->fh) {
 		/* Syncing changes nothing: a read-only fd of our own will do. */
-		fuse_reply_err(req, vr_inode_sync(vr_inode_get(ino), datasync));
+		fuse_reply_err(req, -vr_inode_sync(vr_inode_get(ino), datasync));
 		return;
 	}
 	int fd = file_of(fi)->fd;
-	int r = datasync ? fdatasync(fd) : fsync(fd);
-	fuse_reply_err(req, r < 0 ? errno : 0);
+	int err = (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? errno : 0;
+	fuse_reply_err(req, err);
 }
 
 static void vr_ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
@@ -399,14 +399,14 @@ static void vr_ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	if (!f)
 		return;
 	vr_change_begin(f->inode);
-	int r = !f->writable || f->redacted ? EBADF
-	        : vr_git_is_gitfile(f->inode) ? EACCES /* holes would be NULs no check saw */
-	        : fallocate(f->fd, mode, off, len) < 0 ? errno : 0;
-	vr_change_end(f->inode, r == 0);
-	if (r == 0)
+	int err = !f->writable || f->redacted ? EBADF
+	          : vr_git_is_gitfile(f->inode) ? EACCES /* holes would be NULs no check saw */
+	          : fallocate(f->fd, mode, off, len) < 0 ? errno : 0;
+	vr_change_end(f->inode, err == 0);
+	if (err == 0)
 		vr_handle_wrote(req, f);
 	file_done(f);
-	fuse_reply_err(req, r);
+	fuse_reply_err(req, err);
 }
 
 static void vr_ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,

@@ -116,11 +116,11 @@ static void vr_ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, con
 		return;
 	}
 	vr_change_begin(inode);
-	int r = setxattr(proc, name, value, size, flags) < 0 ? errno : 0;
-	vr_change_end(inode, r == 0);
+	int err = setxattr(proc, name, value, size, flags) < 0 ? errno : 0;
+	vr_change_end(inode, err == 0);
 	g_autofree char *rel = vr_inode_relpath(inode);
-	vr_audit_req(req, VR_AUDIT_WRITES, "setxattr", rel, r ? vr_errno_name(r) : "ok", NULL, NULL);
-	fuse_reply_err(req, r);
+	vr_audit_req(req, VR_AUDIT_WRITES, "setxattr", rel, err ? vr_errno_name(err) : "ok", NULL, NULL);
+	fuse_reply_err(req, err);
 }
 
 static void vr_ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
@@ -134,12 +134,12 @@ static void vr_ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		return;
 	}
 	vr_change_begin(inode);
-	int r = removexattr(proc, name) < 0 ? errno : 0;
-	vr_change_end(inode, r == 0);
+	int err = removexattr(proc, name) < 0 ? errno : 0;
+	vr_change_end(inode, err == 0);
 	g_autofree char *rel = vr_inode_relpath(inode);
-	vr_audit_req(req, VR_AUDIT_WRITES, "removexattr", rel, r ? vr_errno_name(r) : "ok", NULL,
+	vr_audit_req(req, VR_AUDIT_WRITES, "removexattr", rel, err ? vr_errno_name(err) : "ok", NULL,
 	             NULL);
-	fuse_reply_err(req, r);
+	fuse_reply_err(req, err);
 }
 
 void vr_ops_xattr(struct fuse_lowlevel_ops *ops)

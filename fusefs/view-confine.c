@@ -80,10 +80,10 @@ int vr_view_keeper_start(const char *mountpoint)
 		return -errno;
 	pid_t pid = fork();
 	if (pid < 0) {
-		int e = errno;
+		int err = errno;
 		close(p[0]);
 		close(p[1]);
-		return -e;
+		return -err;
 	}
 	if (pid == 0) {
 		close(p[1]);
@@ -202,8 +202,8 @@ void vr_view_unmount_wait(void)
 	}
 	long ns = 50 * 1000;
 	for (long waited = 0; waited < 10L * 1000 * 1000 * 1000; waited += ns) {
-		pid_t r = waitpid(K.pid, NULL, WNOHANG);
-		if (r == K.pid || (r < 0 && errno != EINTR))
+		pid_t got = waitpid(K.pid, NULL, WNOHANG);
+		if (got == K.pid || (got < 0 && errno != EINTR))
 			break;
 		struct timespec ts = {0, ns};
 		nanosleep(&ts, NULL);

@@ -287,7 +287,7 @@ bool vr_inode_still_named(VrInode *inode);
 int vr_inode_name_state(VrInode *inode);
 /* fsync/fdatasync of the inode's host object through a read-only fd of our
  * own (no-open mode: the kernel's FSYNC/FSYNCDIR come without fh). 0 or
- * an errno. */
+ * -errno. */
 int vr_inode_sync(VrInode *inode, int datasync);
 /* Replies ESTALE (true) unless parent still has its name. */
 bool vr_stale_parent(fuse_req_t req, VrInode *parent);
