@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "fusefs/journal.h"
 #include "fusefs/view-private.h"
 
@@ -187,17 +188,15 @@ void vr_handle_adopt_created(fuse_req_t req, VrInode *inode, int fd, int flags)
 	int acc = flags & O_ACCMODE;
 	if (acc != O_WRONLY && acc != O_RDWR)
 		return;
-	int hfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	vr_cleanup_fd int hfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (hfd < 0)
 		return;
 	/* pwrite at the offsets the kernel sends, not at the end (the flag
 	 * belongs to the open file, which the creator's fd shares). */
 	int fl = fcntl(hfd, F_GETFL);
-	if (fl < 0 || ((fl & O_APPEND) && fcntl(hfd, F_SETFL, fl & ~O_APPEND) < 0)) {
-		close(hfd);
+	if (fl < 0 || ((fl & O_APPEND) && fcntl(hfd, F_SETFL, fl & ~O_APPEND) < 0))
 		return;
-	}
-	VrFile *f = handle_new(inode, hfd, true, fuse_req_ctx(req)->pid,
+	VrFile *f = handle_new(inode, vr_steal_fd(&hfd), true, fuse_req_ctx(req)->pid,
 	                       atomic_load(&inode->relpath_gen), atomic_load(&H.epoch));
 	insert(f);
 	vr_handle_put(f);

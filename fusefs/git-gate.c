@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "audit/out.h"
 #include "policy/gitconfig.h"
 #include "fusefs/journal.h"
@@ -80,7 +81,7 @@ static bool same_version(const struct stat *a, const struct stat *b)
 static int read_once(int dirfd, const char *name, const struct stat *expect, char **ret_buf,
                      size_t *ret_len, struct stat *ret_st)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	vr_cleanup_fd int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	int r = fstat(fd, ret_st) < 0 ? -errno : 0;
@@ -88,7 +89,6 @@ static int read_once(int dirfd, const char *name, const struct stat *expect, cha
 		r = -EACCES;
 	if (r == 0)
 		r = vr_file_load(fd, GATE_MAX_SIZE, ret_buf, ret_len);
-	close(fd);
 	return r;
 }
 
@@ -128,8 +128,8 @@ static int write_all(int fd, const guint8 *p, size_t len)
 static int write_new(int dir, const GByteArray *data, const struct stat *like, char **ret_name,
                      struct stat *ret_st)
 {
-	int fd = -1;
-	char *name = NULL;
+	vr_cleanup_fd int fd = -1;
+	g_autofree char *name = NULL;
 	for (int tries = 0; fd < 0 && tries < 16; tries++) {
 		g_free(name);
 		name = g_strdup_printf(".vault-run-gate.%08x%08x", g_random_int(), g_random_int());
@@ -137,11 +137,8 @@ static int write_new(int dir, const GByteArray *data, const struct stat *like, c
 		if (fd < 0 && errno != EEXIST)
 			break;
 	}
-	if (fd < 0) {
-		int err = errno;
-		g_free(name);
-		return -err;
-	}
+	if (fd < 0)
+		return -errno;
 	int r = write_all(fd, data->data, data->len);
 	/* As the agent's own file would have been: its owner (a root daemon
 	 * creates as root), its mode (git gives config.lock the old one). */
@@ -153,13 +150,11 @@ static int write_new(int dir, const GByteArray *data, const struct stat *like, c
 		r = -errno;
 	if (r == 0 && fstat(fd, ret_st) < 0)
 		r = -errno;
-	close(fd);
 	if (r < 0) {
 		unlinkat(dir, name, 0);
-		g_free(name);
 		return r;
 	}
-	*ret_name = name;
+	*ret_name = g_steal_pointer(&name);
 	return 0;
 }
 

@@ -36,6 +36,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "audit/out.h"
 #include "common/fd-util.h"
 #include "common/gitfile.h"
@@ -120,13 +121,11 @@ VrDecision vr_git_floor(VrInode *parent, const char *hooks_rel, const char *name
 	 * by name from the root, never by "..": the root is covered by the
 	 * view itself, and ".." arriving there would cross into that mount. */
 	if (hooks_rel) {
-		int up;
+		vr_cleanup_fd int up = -1;
 		const char *base;
 		if (vr_resolve_parent(vr_view->root.fd, hooks_rel, &up, &base) < 0)
 			return stricter(d, ro); /* cannot tell: the stricter */
-		bool git = gitdir_like(up);
-		close(up);
-		return git ? stricter(d, ro) : d;
+		return gitdir_like(up) ? stricter(d, ro) : d;
 	}
 	return d;
 }
@@ -140,14 +139,13 @@ static bool hooks_harmless(int dirfd)
 		return errno == ENOENT;
 	if (!S_ISDIR(st.st_mode))
 		return false;
-	int fd = openat(dirfd, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	vr_cleanup_fd int fd = openat(dirfd, "hooks", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return false;
 	DIR *dp = fdopendir(fd);
-	if (!dp) {
-		close(fd);
+	if (!dp)
 		return false;
-	}
+	int hfd = vr_steal_fd(&fd); /* closedir closes it */
 	bool ok = true;
 	struct dirent *de;
 	while (ok && (de = readdir(dp))) {
@@ -155,7 +153,7 @@ static bool hooks_harmless(int dirfd)
 			continue;
 		size_t n = strlen(de->d_name);
 		ok = n > 7 && strcmp(de->d_name + n - 7, ".sample") == 0 &&
-		     fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+		     fstatat(hfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 	}
 	closedir(dp);
 	return ok;
@@ -256,12 +254,10 @@ static ssize_t read_current(VrInode *inode, char *buf, size_t size)
 {
 	char proc[64];
 	vr_proc_path(proc, inode->fd);
-	int fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	vr_cleanup_fd int fd = open(proc, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	ssize_t n = vr_read_all(fd, buf, size);
-	close(fd);
-	return n;
+	return vr_read_all(fd, buf, size);
 }
 
 /* Whether CONTENT may be a .git file at rel: empty, or what the checker

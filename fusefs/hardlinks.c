@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "fusefs/view-private.h"
 
 typedef struct {
@@ -100,14 +101,11 @@ static void walk_project(void)
 {
 	char proc[64];
 	vr_proc_path(proc, walk_root_fd);
-	int dfd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	vr_cleanup_fd int dfd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct stat st;
-	if (dfd < 0 || fstat(dfd, &st) < 0) {
-		if (dfd >= 0)
-			close(dfd);
+	if (dfd < 0 || fstat(dfd, &st) < 0)
 		return;
-	}
-	walk_dir(dfd, "", vr_policy_decide(vr_view->policy, "", TRUE), st.st_dev, 0);
+	walk_dir(vr_steal_fd(&dfd), "", vr_policy_decide(vr_view->policy, "", TRUE), st.st_dev, 0);
 }
 
 VrDecision vr_hardlinks_decide(int root_fd, const struct stat *st, VrDecision d)

@@ -35,6 +35,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "fusefs/view-private.h"
 
 /* Parses /proc/self/{uid,gid}_map: "inside outside count" per line. */
@@ -182,9 +183,8 @@ void vr_ids_give_name(fuse_req_t req, VrInode *parent, const char *name, bool is
 	if (!vr_view->create_as_caller ||
 	    (ctx->uid == vr_view->daemon_uid && ctx->gid == vr_view->daemon_gid))
 		return;
-	int fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	vr_cleanup_fd int fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	give(req, parent, fd, is_dir);
-	close(fd);
 }

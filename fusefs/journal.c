@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "audit/journal.h"
 #include "audit/json.h"
 #include "common/copy.h"
@@ -151,14 +152,13 @@ static int save_copy(int in, const struct stat *st, const char *rel, char ret[32
 		return -EFBIG;
 	}
 	snprintf(ret, 32, "%" PRIu64, J.next_object++);
-	int out = openat(J.objects_fd, ret, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	vr_cleanup_fd int out = openat(J.objects_fd, ret, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0) {
 		int err = errno;
 		note_skipped(rel, st, "cannot create the object");
 		return -err;
 	}
 	int r = vr_copy_data(in, out, st->st_size);
-	close(out);
 	if (r < 0) {
 		unlinkat(J.objects_fd, ret, 0);
 		note_skipped(rel, st, "cannot copy");
@@ -296,7 +296,7 @@ void vr_journal_stop(void)
 	GList *keys = g_list_sort(g_hash_table_get_keys(J.paths), (GCompareFunc)strcmp);
 	for (GList *l = keys; l; l = l->next) {
 		const char *rel = l->data, *name;
-		int pfd;
+		vr_cleanup_fd int pfd = -1;
 		struct stat st;
 		GString *s = vr_journal_record_new(++J.seq, "final");
 		vr_journal_record_str(s, "path", rel);
@@ -305,7 +305,6 @@ void vr_journal_stop(void)
 				vr_journal_record_stat(s, &st);
 			else
 				vr_journal_record_str(s, "type", "none");
-			close(pfd);
 		} else {
 			vr_journal_record_str(s, "type", "none");
 		}
@@ -348,14 +347,13 @@ static void keep_original(int fd_path, const struct stat *st, const char *rel)
 	char proc[64];
 	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd_path);
 	/* Not O_NOFOLLOW: the /proc magic link is the way to the O_PATH fd. */
-	int in = open(proc, O_RDONLY | O_CLOEXEC);
+	vr_cleanup_fd int in = open(proc, O_RDONLY | O_CLOEXEC);
 	if (in < 0) {
 		kept->reason = "cannot open";
 		note_skipped(rel, st, kept->reason);
 		return;
 	}
 	int r = save_copy(in, st, rel, kept->obj);
-	close(in);
 	if (r < 0) {
 		kept->obj[0] = '\0';
 		kept->reason = r == -EFBIG ? "cap" : "cannot copy";
@@ -411,14 +409,13 @@ void vr_journal_before_create(VrInode *parent, const char *name, const char *rel
 		 * may be truncated; anything else makes the op fail. */
 		if (!S_ISREG(st.st_mode))
 			return;
-		int fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		vr_cleanup_fd int fd = openat(parent->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			return;
 		pthread_mutex_lock(&J.lock);
 		if (J.on)
 			keep_original(fd, &st, rel);
 		pthread_mutex_unlock(&J.lock);
-		close(fd);
 		return;
 	}
 	pthread_mutex_lock(&J.lock);
@@ -482,12 +479,10 @@ static void keep_removed_file(int dirfd, const char *name, const char *rel, cons
 		record_deleted_file(rel, obj, st);
 		return;
 	}
-	int in = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	vr_cleanup_fd int in = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	int r = in < 0 ? -errno : save_copy(in, st, rel, obj);
 	if (in < 0)
 		note_skipped(rel, st, "cannot open");
-	else
-		close(in);
 	if (r == 0)
 		record_deleted_file(rel, obj, st);
 }

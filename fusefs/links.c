@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/resolve.h"
 #include "fusefs/view-private.h"
 
@@ -163,13 +164,11 @@ static int open_target(const char *dir_rel, const char *text)
 	if (cur->len == 0)
 		return -1; /* the project itself */
 	g_autofree char *path = join(cur);
-	int dfd;
+	vr_cleanup_fd int dfd = -1;
 	const char *name;
 	if (vr_resolve_parent(vr_view->root.fd, path, &dfd, &name) < 0)
 		return -1;
-	int fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	close(dfd);
-	return fd;
+	return openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 }
 
 /* Descendants of a newly aliased target get their aliases and stricter
@@ -300,14 +299,13 @@ void vr_links_scan_root(VrView *v)
 {
 	char proc[64];
 	vr_proc_path(proc, v->root.fd);
-	int fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	vr_cleanup_fd int fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	DIR *dp = fdopendir(fd);
-	if (!dp) {
-		close(fd);
+	if (!dp)
 		return;
-	}
+	vr_steal_fd(&fd); /* closedir's now */
 	struct dirent *de;
 	while ((de = readdir(dp))) {
 		if (de->d_type != DT_LNK && de->d_type != DT_UNKNOWN)

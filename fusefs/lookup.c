@@ -12,6 +12,7 @@
 #include <linux/fs.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "fusefs/hardlinks.h"
 #include "common/resolve.h"
 #include "fusefs/view-private.h"
@@ -59,13 +60,11 @@ bool vr_dir_is_case_insensitive(int fd)
 	/* ext4/f2fs casefold is per directory (chattr +F). */
 	char proc[64];
 	vr_proc_path(proc, fd);
-	int dfd = open(proc, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+	vr_cleanup_fd int dfd = open(proc, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
 	if (dfd < 0)
 		return false;
 	int flags = 0;
-	bool ci = ioctl(dfd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_CASEFOLD_FL);
-	close(dfd);
-	return ci;
+	return ioctl(dfd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & FS_CASEFOLD_FL);
 }
 
 /* A name that is not a directory is decided as a file and as a directory,
@@ -163,7 +162,7 @@ int vr_inode_name_state(VrInode *inode)
 	if (inode == &vr_view->root)
 		return 1;
 	g_autofree char *rel = vr_inode_relpath(inode);
-	int dfd;
+	vr_cleanup_fd int dfd = -1;
 	const char *name;
 	int r, tries = 0;
 	do {
@@ -176,22 +175,18 @@ int vr_inode_name_state(VrInode *inode)
 	if (r < 0)
 		return r == -EACCES ? -EACCES : 0;
 	struct stat st;
-	int sr = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
-	close(dfd);
-	if (sr == EACCES)
+	int err = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+	if (err == EACCES)
 		return -EACCES;
-	return sr == 0 && st.st_dev == inode->dev && st.st_ino == inode->ino;
+	return err == 0 && st.st_dev == inode->dev && st.st_ino == inode->ino;
 }
 
 int vr_inode_sync(VrInode *inode, int datasync)
 {
 	char proc[64];
 	vr_proc_path(proc, inode->fd);
-	int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	int r = fd < 0 || (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? -errno : 0;
-	if (fd >= 0)
-		close(fd);
-	return r;
+	vr_cleanup_fd int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	return fd < 0 || (datasync ? fdatasync(fd) : fsync(fd)) < 0 ? -errno : 0;
 }
 
 bool vr_stale_parent(fuse_req_t req, VrInode *parent)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "fusefs/journal.h"
 #include "fusefs/view-private.h"
 
@@ -64,7 +65,7 @@ static VrDir *dir_open(fuse_req_t req, VrInode *inode)
 	 * need search permission on the directory, which listing does not. */
 	char proc[64];
 	vr_proc_path(proc, inode->fd);
-	int fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	vr_cleanup_fd int fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	for (int tries = 0; fd < 0 && vr_evict_retry(errno, &tries);)
 		fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
@@ -73,11 +74,10 @@ static VrDir *dir_open(fuse_req_t req, VrInode *inode)
 	}
 	DIR *dp = fdopendir(fd);
 	if (!dp) {
-		int err = errno;
-		close(fd);
-		fuse_reply_err(req, err);
+		fuse_reply_err(req, errno);
 		return NULL;
 	}
+	vr_steal_fd(&fd); /* closedir's now */
 	VrDir *dir = g_new0(VrDir, 1);
 	pthread_mutex_init(&dir->lock, NULL);
 	dir->dp = dp;

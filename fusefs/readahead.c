@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/fd-util.h"
 #include "common/log.h"
 #include "fusefs/view-private.h"
@@ -62,10 +63,8 @@ void vr_view_raise_readahead(const char *mountpoint)
 	char path[64], val[16];
 	snprintf(path, sizeof path, "/sys/class/bdi/%u:%u/read_ahead_kb", maj, min);
 	int n = snprintf(val, sizeof val, "%u", VR_VIEW_READ_AHEAD / 1024);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	vr_cleanup_fd int fd = open(path, O_WRONLY | O_CLOEXEC);
 	int r = fd < 0 ? -errno : vr_write_all(fd, val, (size_t)n);
-	if (fd >= 0)
-		close(fd);
 	if (r < 0)
 		vr_debug("read-ahead: cannot write %s (%s); the view keeps 128 KiB", path, g_strerror(-r));
 }
