@@ -53,7 +53,8 @@ int vr_resolve_walk(int rootfd, const char *dir, size_t len, int *ret_fd)
 			return -ENAMETOOLONG;
 		memcpy(name, p, n);
 		name[n] = '\0';
-		int next = openat(fd >= 0 ? fd : rootfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+		int next = openat(fd >= 0 ? fd : rootfd, name,
+		                  O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
 		if (next < 0)
 			return -errno;
 		vr_closep(&fd);

@@ -81,7 +81,8 @@ static bool same_version(const struct stat *a, const struct stat *b)
 static int read_once(int dirfd, const char *name, const struct stat *expect, char **ret_buf,
                      size_t *ret_len, struct stat *ret_st)
 {
-	vr_cleanup_fd int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	vr_cleanup_fd int fd =
+	        openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	int r = fstat(fd, ret_st) < 0 ? -errno : 0;

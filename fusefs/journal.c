@@ -152,13 +152,16 @@ static int save_copy(int in, const struct stat *st, const char *rel, char ret[32
 		return -EFBIG;
 	}
 	snprintf(ret, 32, "%" PRIu64, J.next_object++);
-	vr_cleanup_fd int out = openat(J.objects_fd, ret, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int out = openat(J.objects_fd, ret, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0) {
 		int err = errno;
 		note_skipped(rel, st, "cannot create the object");
 		return -err;
 	}
 	int r = vr_copy_data(in, out, st->st_size);
+	/* Closed before the seal: on some file systems (NFS, FUSE) the close
+	 * writes back, and the ctime the seal records must be the last. */
+	close(out);
 	if (r < 0) {
 		unlinkat(J.objects_fd, ret, 0);
 		note_skipped(rel, st, "cannot copy");
