@@ -330,10 +330,10 @@ int vr_evict_start(VrView *v)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int r = pthread_create(&E.thread, NULL, evict_main, NULL);
+	int err = pthread_create(&E.thread, NULL, evict_main, NULL);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	E.started = r == 0;
-	return -r;
+	E.started = err == 0;
+	return -err;
 }
 
 void vr_evict_stop(void)
