@@ -9,7 +9,9 @@
 # (bash's EPOCHREALTIME: no fork to read the clock); prints the median and
 # min-max of each and the ratio of medians to bwrap, with the load average.
 # Then CONC (20) of each started at once, the median wall time of CRUNS (5)
-# batches. Not part of ctest.
+# batches. BASE=OTHER_BUILD_DIR adds that build's `--profile none` (and
+# opencode) rows to the same rounds: a before/after in one run. Not part of
+# ctest.
 set -euo pipefail
 BUILD=${1:-$(cd "$(dirname "$0")/../build" 2>/dev/null && pwd || true)}
 VR="$BUILD/vault-run"
@@ -47,6 +49,13 @@ vr_base=("$VR" --profile none --project "$P" --net none -- true)
 names=(bwrap vault-run vault-run-opencode) cmds=("bw" "vr_base" "vr_opencode")
 vr_opencode=("$VR" --profile opencode --project "$P" --net none -- true)
 "${vr_opencode[@]}" >/dev/null 2>&1 || { names=(bwrap vault-run); cmds=(bw vr_base); }
+if [ -n "${BASE:-}" ]; then
+	[ -x "$BASE/vault-run" ] || { echo "no vault-run in BASE=$BASE" >&2; exit 2; }
+	vr_base_old=("$BASE/vault-run" --profile none --project "$P" --net none -- true)
+	vr_opencode_old=("$BASE/vault-run" --profile opencode --project "$P" --net none -- true)
+	names+=(base-vault-run) cmds+=(vr_base_old)
+	if [[ " ${cmds[*]} " == *" vr_opencode "* ]]; then names+=(base-vault-run-opencode) cmds+=(vr_opencode_old); fi
+fi
 if "$VR" run --help 2>&1 | grep -q -- '--key'; then
 	# A key bound to a host: the proxy terminates TLS with the run's CA.
 	vr_key=("$VR" --profile none --project "$P" --net allow=example.org --key BENCH_KEY@example.org -- true)

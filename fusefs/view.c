@@ -177,15 +177,32 @@ static int report_mounted(const VrViewOptions *opts)
 	return opts->ready_fd >= 0 ? vr_write_all(opts->ready_fd, "mounted\n", 8) : 0;
 }
 
+/* The second line. The pipe stays open for the last one, "stopped". */
 static int report_ready(const VrViewOptions *opts)
 {
-	if (opts->ready_fd >= 0) {
-		int r = vr_write_all(opts->ready_fd, "ready\n", 6);
-		close(opts->ready_fd);
-		return r;
-	}
+	if (opts->ready_fd >= 0)
+		return vr_write_all(opts->ready_fd, "ready\n", 6);
 	printf("vault-run: view of %s ready at %s\n", opts->project, opts->mountpoint);
 	return fflush(stdout) == 0 ? 0 : -EIO;
+}
+
+/* The last line, "stopped N" with the exit status the daemon will have
+ * (RET as vr_view_run returns it), once the view is unmounted and the
+ * journal and the audit log are sealed, flushed and closed: nothing the
+ * caller reads is written after it. What is left, the host watch's
+ * teardown (an SRCU grace period, 5-17 ms) and the keeper's end, concerns
+ * nobody, so the caller need not wait for the exit (run/daemons.c). */
+static void report_stopped(const VrViewOptions *opts, int ret)
+{
+	if (opts->ready_fd < 0)
+		return;
+	/* A caller that went away already: no SIGPIPE for the last word. */
+	signal(SIGPIPE, SIG_IGN);
+	char line[32];
+	int n = snprintf(line, sizeof line, "stopped %d\n",
+	                 ret < 0 ? (vr_view_audit_failed() ? VR_VIEW_EXIT_AUDIT_FAILED : 1) : 0);
+	(void)vr_write_all(opts->ready_fd, line, (size_t)n);
+	close(opts->ready_fd);
 }
 
 int vr_view_init(VrView *v, const VrViewOptions *opts)
@@ -400,6 +417,7 @@ out_signals:
 	vr_audit_stop();
 	if (vr_view_audit_failed())
 		ret = -EIO; /* also when it was the last records, the seal, that failed */
+	report_stopped(opts, ret);
 out_table:
 	vr_view_unmount_wait(); /* the keeper unmounted while the logs were flushed */
 	vr_watch_stop(); /* when the loop never ran */

@@ -76,8 +76,10 @@ void vr_run_signal_daemons(VrRun *r, gboolean with_main, int sig);
 /* At the end: the other views told to stop at once and waited for. */
 void vr_run_stop_guards(VrRun *r);
 /* SIGTERM (and SIGCONT) to PID and a bounded wait; warns on an unclean
- * end. Its exit status, 0 when there is none. */
-int vr_run_stop_daemon(pid_t pid, const char *what);
+ * end. Its exit status, 0 when there is none. READY_FD (or NULL): a view
+ * daemon's pipe, closed here; its "stopped N" line ends the wait before
+ * the exit (run/daemons.c). */
+int vr_run_stop_daemon(pid_t pid, int *ready_fd, const char *what);
 /* Waits for PID at most SECONDS, then SIGKILLs and reaps it. Its status. */
 int vr_run_wait_deadline(pid_t pid, int seconds);
 

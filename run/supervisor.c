@@ -562,13 +562,12 @@ static _Noreturn void finish(VrRun *r)
 {
 	if (vr_startup_signal())
 		r->status = 128 + vr_startup_signal();
-	close_ready_pipes(r);
 	vr_killp(&r->sandbox);
 	if (r->cgroup)
 		vr_cgroup_report(vr_cgroup_finish(r->cgroup), &r->plan->limits);
 	/* The proxy and the other views first: their last records go out as
 	 * they end, and must reach the log before run-end. */
-	vr_run_stop_daemon(r->proxy, "the network proxy");
+	vr_run_stop_daemon(r->proxy, NULL, "the network proxy");
 	vr_run_stop_guards(r);
 	if (r->daemon > 0 && r->started)
 		vr_run_copies_finish(&r->copies, r->mount_at, &r->audit);
@@ -576,8 +575,9 @@ static _Noreturn void finish(VrRun *r)
 	if (r->daemon > 0)
 		vr_run_audit_send_end(&r->audit, r->status);
 	/* Its log failed at the end (--audit-fail=closed): said, and our error. */
-	if (vr_run_stop_daemon(r->daemon, "the view daemon") == VR_VIEW_EXIT_AUDIT_FAILED)
+	if (vr_run_stop_daemon(r->daemon, &r->daemon_ready, "the view daemon") == VR_VIEW_EXIT_AUDIT_FAILED)
 		r->status = VR_EXIT_ERROR;
+	close_ready_pipes(r); /* those of daemons that never started */
 	if (r->daemon > 0 && !r->plan->quiet && !vr_startup_signal())
 		vr_run_audit_print_summary(&r->audit);
 	vr_run_audit_close(&r->audit);
