@@ -273,7 +273,7 @@ void vr_run_signal_daemons(VrRun *r, gboolean with_main, int sig)
 
 /* A view daemon's last line, "stopped N" (fusefs/view.c, report_stopped),
  * within SECONDS: N, its exit status to come. -1: none (it ended without
- * one, or did not say it in time). */
+ * one); -ETIMEDOUT: nothing in time. */
 static int read_stopped(int fd, int seconds)
 {
 	struct pollfd p = {fd, POLLIN, 0};
@@ -281,9 +281,11 @@ static int read_stopped(int fd, int seconds)
 	do
 		r = poll(&p, 1, seconds * 1000);
 	while (r < 0 && errno == EINTR);
+	if (r == 0)
+		return -ETIMEDOUT;
 	char buf[32] = "";
 	int code = -1;
-	if (r <= 0 || vr_read_line(fd, buf, sizeof buf) <= 0 || sscanf(buf, "stopped %d", &code) != 1 || code < 0)
+	if (r < 0 || vr_read_line(fd, buf, sizeof buf) <= 0 || sscanf(buf, "stopped %d", &code) != 1 || code < 0)
 		return -1;
 	return code;
 }
@@ -294,7 +296,7 @@ static int read_stopped(int fd, int seconds)
  * watch's teardown (5-17 ms, on every run's critical path). It may outlive
  * the supervisor by that long, in the run's own namespaces; its
  * PR_SET_PDEATHSIG then ends it. Otherwise (no line: a proxy, or a daemon
- * that died) its exit, within 10 s, then SIGKILL. */
+ * that died) its exit, within 10 s in all, then SIGKILL. */
 static int await_stop(pid_t pid, int *ready_fd, const char *what)
 {
 	if (pid <= 0)
@@ -305,12 +307,8 @@ static int await_stop(pid_t pid, int *ready_fd, const char *what)
 		close(*ready_fd);
 		*ready_fd = -1;
 	}
-	if (code < 0) {
-		int st = vr_run_wait_deadline(pid, 10);
-		code = WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : vr_exit_status(st);
-		if (code == 0 && !WIFEXITED(st))
-			code = 1;
-	}
+	if (code < 0) /* after 10 s without a word: SIGKILL now */
+		code = vr_exit_status(vr_run_wait_deadline(pid, code == -ETIMEDOUT ? 0 : 10));
 	if (code != 0 && code != VR_VIEW_EXIT_AUDIT_FAILED)
 		vr_warning("%s ended with status %d", what, code);
 	return code;
