@@ -145,11 +145,12 @@ static bool reserve_take(void)
 
 /* Open files, directory streams and the daemon's own fds need room too:
  * under a small limit inodes may use half of it before the oldest go (down
- * to a quarter); under a large one all but an eighth, down to half, so a
- * tree that fits stays cached. Down to three quarters kept a 15k-entry
- * tree whole through an untar beside it, but a lookup storm
- * (fault/scale-readdir-once: 30,000 stats in one directory) then ran the
- * daemon out of fds: a pass must free more than the storm takes. */
+ * to a quarter); under a large one all but an eighth, down to three
+ * quarters, so a tree that fits stays cached: going down to half after an
+ * untar beside a 15k-entry tree evicted ~9,000 entries and made the next
+ * find 2.5x native (docs/PERFORMANCE.md). Three quarters once let a lookup
+ * storm run the daemon out of fds; with the notifier threads and the
+ * reserve (top) it no longer does. */
 static void evict_marks(size_t limit, size_t *high, size_t *low)
 {
 	if (limit < 4096) {
@@ -157,7 +158,7 @@ static void evict_marks(size_t limit, size_t *high, size_t *low)
 		*low = limit / 4;
 	} else {
 		*high = limit - limit / 8;
-		*low = limit / 2;
+		*low = limit - limit / 4;
 	}
 }
 
