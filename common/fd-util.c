@@ -64,13 +64,17 @@ ssize_t vr_read_line(int fd, char *buf, size_t len)
 	return (ssize_t)got;
 }
 
-int vr_close_from(int lowfd)
+static int fd_kept(int fd, const int *keep, size_t n)
 {
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, (unsigned)lowfd, ~0U, 0) == 0)
-		return 0;
-#endif
-	/* Fallback for kernels before 5.9: walk /proc/self/fd. */
+	for (size_t i = 0; i < n; i++)
+		if (keep[i] == fd)
+			return 1;
+	return 0;
+}
+
+/* Fallback for kernels before 5.9 (no close_range): walk /proc/self/fd. */
+static int close_walk(int lowfd, const int *keep, size_t n)
+{
 	DIR *d = opendir("/proc/self/fd");
 	if (!d)
 		return -errno;
@@ -79,12 +83,50 @@ int vr_close_from(int lowfd)
 	while ((e = readdir(d))) {
 		char *end;
 		long fd = strtol(e->d_name, &end, 10);
-		if (*end || fd < lowfd || fd == self)
+		if (*end || fd < lowfd || fd == self || fd_kept((int)fd, keep, n))
 			continue;
 		close((int)fd);
 	}
 	closedir(d);
 	return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
+int vr_close_all_except(int lowfd, const int *keep, size_t n)
+{
+	if (n > VR_CLOSE_KEEP_MAX)
+		return -E2BIG;
+#ifdef SYS_close_range
+	/* The gaps between the kept descriptors, each one close_range. */
+	int sorted[VR_CLOSE_KEEP_MAX];
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (keep[i] >= lowfd)
+			sorted[m++] = keep[i];
+	qsort(sorted, m, sizeof *sorted, cmp_int);
+	unsigned from = (unsigned)lowfd;
+	int ok = 1;
+	for (size_t i = 0; i <= m && ok; i++) {
+		unsigned to = i < m ? (unsigned)sorted[i] : ~0U;
+		if (to > from)
+			ok = syscall(SYS_close_range, from, i < m ? to - 1 : to, 0) == 0;
+		if (i < m)
+			from = to + 1;
+	}
+	if (ok)
+		return 0;
+#endif
+	return close_walk(lowfd, keep, n);
+}
+
+int vr_close_from(int lowfd)
+{
+	return vr_close_all_except(lowfd, NULL, 0);
 }
 
 int vr_write_file_at(int dirfd, const char *path, const char *content)

@@ -13,5 +13,9 @@ ssize_t vr_read_all(int fd, void *buf, size_t len);
 ssize_t vr_read_line(int fd, char *buf, size_t len);
 /* Close every descriptor >= lowfd (close_range, with a /proc fallback). */
 int vr_close_from(int lowfd);
+/* The same, but keep the n descriptors in keep (-1 entries are ignored;
+ * at most VR_CLOSE_KEEP_MAX). 0 or -errno. */
+#define VR_CLOSE_KEEP_MAX 32
+int vr_close_all_except(int lowfd, const int *keep, size_t n);
 /* Write a short string to a file (for /proc/self/uid_map etc.). 0 or -errno. */
 int vr_write_file_at(int dirfd, const char *path, const char *content);

@@ -4,7 +4,6 @@
 #include "net/proxy-private.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib-unix.h>
@@ -601,29 +600,6 @@ int vr_proxy_run(const VrProxyOptions *opts, int netns_fd)
 
 /* ---- the supervisor's entry point ------------------------------------- */
 
-/* The child must not keep the supervisor's other descriptors (the FUSE
- * device, pipes whose EOF someone waits for…). */
-static void close_all_except(const int *keep, size_t n)
-{
-	DIR *d = opendir("/proc/self/fd");
-	if (!d)
-		return;
-	int self = dirfd(d);
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		char *end;
-		long fd = strtol(e->d_name, &end, 10);
-		if (*end || fd <= 2 || fd == self)
-			continue;
-		gboolean kept = FALSE;
-		for (size_t i = 0; i < n; i++)
-			kept |= keep[i] == fd;
-		if (!kept)
-			close((int)fd);
-	}
-	closedir(d);
-}
-
 int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid)
 {
 	return vr_proxy_spawn_tls(opts, netns_fd, ret_pid, NULL);
@@ -676,8 +652,10 @@ int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid,
 		signal(SIGINT, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
 		protect_memory();
+		/* The child must not keep the supervisor's other descriptors
+		 * (the FUSE device, pipes whose EOF someone waits for…). */
 		int keep[] = {pipefd[1], netns_fd, opts->event_fd, opts->audit_fd, opts->keys_fd};
-		close_all_except(keep, G_N_ELEMENTS(keep));
+		(void)vr_close_all_except(3, keep, G_N_ELEMENTS(keep));
 
 		VrProxyTls *tls = NULL;
 		g_autofree char *pem = NULL;
