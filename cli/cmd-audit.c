@@ -720,7 +720,9 @@ static void audit_args_clear(AuditArgs *a)
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(AuditArgs, audit_args_clear)
 
-/* Strict, as getopt's "+" was: the LOG ends the options. */
+/* Not strict: the documented form is `audit verify LOG --expect HASH`,
+ * options after the LOG as before it ("--" before a LOG that starts
+ * with "-"). */
 static gboolean parse_args(AuditArgs *a, int *argc, char ***argv, int *ret_status)
 {
 	const GOptionEntry entries[] = {
@@ -740,7 +742,7 @@ static gboolean parse_args(AuditArgs *a, int *argc, char ***argv, int *ret_statu
 		{"all", 0, 0, G_OPTION_ARG_NONE, &a->all, NULL, NULL},
 		{NULL},
 	};
-	const VrCliOptions o = {"audit", entries, TRUE, NULL};
+	const VrCliOptions o = {"audit", entries, FALSE, NULL};
 	return vr_cli_options_parse(&o, usage_text, argc, argv, ret_status);
 }
 

@@ -130,6 +130,14 @@ vr_check "verify: sealed log passes" "$VR" audit verify --project "$P" r1
 vr_check "verify --expect the seal's hash" "$VR" audit verify --expect "$SEAL" "$L1"
 "$VR" audit verify --expect 0000 "$L1" >/dev/null && rc=0 || rc=$?
 vr_check "verify --expect another hash: exit 1" [ "$rc" = 1 ]
+# The form the usage shows: --expect after the LOG is the option, not a
+# second and third operand.
+vr_check "verify LOG --expect the seal's hash" "$VR" audit verify "$L1" --expect "$SEAL"
+vr_check "verify LOG --expect=the seal's hash" "$VR" audit verify "$L1" --expect="$SEAL"
+"$VR" audit verify "$L1" --expect 0000 >"$T/v" 2>&1 && rc=0 || rc=$?
+vr_check "verify LOG --expect another hash: exit 1, says so" [ "$rc" = 1 ] && grep -q "is not the expected 0000" "$T/v"
+"$VR" audit "$L1" --summary --json >/dev/null 2>&1 && rc=0 || rc=$?
+vr_check "audit LOG --json: options after the LOG" [ "$rc" = 0 ]
 sed 's/README.md/README.mD/' "$L1" >"$T/t1.jsonl"
 "$VR" audit verify "$T/t1.jsonl" >"$T/v" && rc=0 || rc=$?
 vr_check "verify: flipped byte is tampering at line 4" [ "$rc" = 1 ] && grep -q "t1.jsonl:4: tampered" "$T/v"
