@@ -10,8 +10,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cli/commands.h"
 #include "cli/options.h"
 #include "common/exitcode.h"
 
@@ -114,6 +117,64 @@ static void help_and_errors(void **state)
 	got_clear(&g);
 }
 
+/* Runs `vault-run proxy ARGS…` with stderr into a file; returns the exit
+ * status and what it said in *RET_ERR (one line is expected). */
+static int run_proxy(const char *const *args, char **ret_err)
+{
+	const char *argv[16] = {"proxy"};
+	int argc = 1;
+	for (; args[argc - 1]; argc++)
+		argv[argc] = args[argc - 1];
+	FILE *f = tmpfile();
+	assert_non_null(f);
+	fflush(stderr);
+	int saved = dup(STDERR_FILENO);
+	dup2(fileno(f), STDERR_FILENO);
+	int status = vr_cmd_proxy(argc, (char **)argv);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	char buf[1024] = "";
+	rewind(f);
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	*ret_err = g_strdup(buf);
+	return status;
+}
+
+/* cmd-proxy.c on GOptionContext: --opt=VALUE is the option, errors are
+ * one vr_error line. --netns on a missing path stops it after every
+ * option was taken, before it listens. */
+static void proxy_options(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *args[8];
+		int status;
+		const char *says;
+	} cases[] = {
+		{{"--listen=127.0.0.1:0", "--allow=example.com", "--netns=/nonexistent/ns", NULL},
+		 VR_EXIT_ERROR, "vault-run: --netns: cannot open /nonexistent/ns"},
+		{{"--listen", "[::1]:0", "--socks-port=0", "--allow-localhost=11434", "--netns", "/nonexistent/ns", NULL},
+		 VR_EXIT_ERROR, "vault-run: --netns: cannot open /nonexistent/ns"},
+		{{"--listen=nocolon", NULL}, VR_EXIT_ERROR, "vault-run: --listen: expected HOST:PORT, got 'nocolon'"},
+		{{"--socks-port=70000", NULL}, VR_EXIT_ERROR, "vault-run: --socks-port: expected a port"},
+		{{"--listen=127.0.0.1:65535", NULL}, VR_EXIT_ERROR, "vault-run: --listen: no room for the SOCKS port"},
+		{{"--allow-localhost=11434", NULL}, VR_EXIT_ERROR, "vault-run: --allow-localhost: needs --netns"},
+		{{"--nope", NULL}, VR_EXIT_ERROR, "vault-run: proxy: Unknown option --nope"},
+		{{"extra", NULL}, VR_EXIT_ERROR, "vault-run: proxy takes no operands (got 'extra'"},
+		{{"--help", NULL}, VR_EXIT_OK, ""},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		g_autofree char *err = NULL;
+		int status = run_proxy(cases[i].args, &err);
+		if (status != cases[i].status || strncmp(err, cases[i].says, strlen(cases[i].says)) != 0 ||
+		    (*err && strchr(err, '\n') != err + strlen(err) - 1))
+			fail_msg("proxy %s…: status %d, said '%s'", cases[i].args[0], status, err);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +182,7 @@ int main(void)
 		cmocka_unit_test(strict_stops_at_the_first_operand),
 		cmocka_unit_test(rules_keep_their_order),
 		cmocka_unit_test(help_and_errors),
+		cmocka_unit_test(proxy_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
