@@ -562,6 +562,49 @@ static void json_opt_string(GString *j, const char *name, const char *v)
 		g_string_append(j, "null");
 }
 
+/* The fields of one counted row after its count, as JSON. */
+static void json_denial(GString *j, gconstpointer row)
+{
+	const Denied *d = row;
+	g_string_append(j, ",\"op\":");
+	vr_json_append_string(j, d->op);
+	json_opt_string(j, "result", d->result);
+	json_opt_string(j, "rule", *d->rule ? d->rule : NULL);
+	json_opt_string(j, "path", d->path);
+}
+
+static void json_conn(GString *j, gconstpointer row)
+{
+	const Conn *k = row;
+	g_string_append(j, ",\"host\":");
+	vr_json_append_string(j, k->host);
+	g_string_append_printf(j, ",\"port\":%" PRId64, k->port);
+	json_opt_string(j, "result", k->result);
+}
+
+static void json_proc(GString *j, gconstpointer row)
+{
+	const Proc *p = row;
+	g_string_append(j, ",\"comm\":");
+	vr_json_append_string(j, p->comm);
+	json_opt_string(j, "exe", *p->exe ? p->exe : NULL);
+}
+
+/* ,"NAME":[{"COUNT_KEY":N,…},…] for a count-carrying table, most first. */
+static void json_rows(GString *j, const char *name, const char *count_key, GHashTable *t,
+                      void (*fields)(GString *, gconstpointer))
+{
+	g_string_append_printf(j, ",\"%s\":[", name);
+	g_autoptr(GPtrArray) rows = by_count(t);
+	for (guint i = 0; i < rows->len; i++) {
+		g_string_append_printf(j, "%s{\"%s\":%" PRIu64, i ? "," : "", count_key,
+		                       *(const uint64_t *)rows->pdata[i]);
+		fields(j, rows->pdata[i]);
+		g_string_append_c(j, '}');
+	}
+	g_string_append_c(j, ']');
+}
+
 void vr_audit_summary_print_json(const VrAuditSummary *s, FILE *out)
 {
 	VrAuditCounts c;
@@ -605,36 +648,9 @@ void vr_audit_summary_print_json(const VrAuditSummary *s, FILE *out)
 	json_paths(j, "deleted", s->deleted);
 	json_paths(j, "renamed", s->renamed);
 
-	g_string_append(j, ",\"denials\":[");
-	g_autoptr(GPtrArray) den = by_count(s->denials);
-	for (guint i = 0; i < den->len; i++) {
-		Denied *d = den->pdata[i];
-		g_string_append_printf(j, "%s{\"count\":%" PRIu64 ",\"op\":", i ? "," : "", d->count);
-		vr_json_append_string(j, d->op);
-		json_opt_string(j, "result", d->result);
-		json_opt_string(j, "rule", *d->rule ? d->rule : NULL);
-		json_opt_string(j, "path", d->path);
-		g_string_append_c(j, '}');
-	}
-	g_string_append(j, "],\"connections\":[");
-	g_autoptr(GPtrArray) cons = by_count(s->conns);
-	for (guint i = 0; i < cons->len; i++) {
-		Conn *k = cons->pdata[i];
-		g_string_append_printf(j, "%s{\"count\":%" PRIu64 ",\"host\":", i ? "," : "", k->count);
-		vr_json_append_string(j, k->host);
-		g_string_append_printf(j, ",\"port\":%" PRId64, k->port);
-		json_opt_string(j, "result", k->result);
-		g_string_append_c(j, '}');
-	}
-	g_string_append(j, "],\"processes\":[");
-	g_autoptr(GPtrArray) procs = by_count(s->procs);
-	for (guint i = 0; i < procs->len; i++) {
-		Proc *p = procs->pdata[i];
-		g_string_append_printf(j, "%s{\"events\":%" PRIu64 ",\"comm\":", i ? "," : "", p->count);
-		vr_json_append_string(j, p->comm);
-		json_opt_string(j, "exe", *p->exe ? p->exe : NULL);
-		g_string_append_c(j, '}');
-	}
-	g_string_append(j, "]}\n");
+	json_rows(j, "denials", "count", s->denials, json_denial);
+	json_rows(j, "connections", "count", s->conns, json_conn);
+	json_rows(j, "processes", "events", s->procs, json_proc);
+	g_string_append(j, "}\n");
 	fputs(j->str, out);
 }
