@@ -224,23 +224,55 @@ static gboolean load_limit_key(VrConfig *config, GKeyFile *kf, const KeyLine *kl
 	return TRUE;
 }
 
-/* The shape of `net =` (the launcher checks patterns and ports): none,
- * host, or ';'-joined allow=…, allow-localhost=…, allow-private. */
+GStrv vr_config_net_split(const char *value)
+{
+	g_auto(GStrv) parts = g_strsplit(value, ";", -1);
+	GPtrArray *items = g_ptr_array_new();
+	for (char **it = parts; *it; it++)
+		if (*g_strstrip(*it))
+			g_ptr_array_add(items, g_strdup(*it));
+	g_ptr_array_add(items, NULL);
+	return (GStrv)g_ptr_array_free(items, FALSE);
+}
+
+VrNetItem vr_config_net_item(const char *item, const char **ret_list)
+{
+	static const struct {
+		const char *prefix;
+		VrNetItem kind;
+	} lists[] = {
+		{"allow=", VR_NET_ITEM_ALLOW},
+		{"read=", VR_NET_ITEM_READ},
+		{"allow-localhost=", VR_NET_ITEM_LOCALHOST},
+	};
+	if (ret_list)
+		*ret_list = NULL;
+	if (strcmp(item, "none") == 0)
+		return VR_NET_ITEM_NONE;
+	if (strcmp(item, "host") == 0)
+		return VR_NET_ITEM_HOST;
+	if (strcmp(item, "allow-private") == 0)
+		return VR_NET_ITEM_PRIVATE;
+	for (size_t i = 0; i < G_N_ELEMENTS(lists); i++) {
+		size_t n = strlen(lists[i].prefix);
+		if (strncmp(item, lists[i].prefix, n) == 0 && item[n]) {
+			if (ret_list)
+				*ret_list = item + n;
+			return lists[i].kind;
+		}
+	}
+	return VR_NET_ITEM_BAD;
+}
+
+/* The shape of `net =` (the run checks patterns and ports). */
 static gboolean net_value_is_valid(const char *value)
 {
-	if (strcmp(value, "none") == 0 || strcmp(value, "host") == 0)
-		return TRUE;
-	g_auto(GStrv) items = g_strsplit(value, ";", -1);
-	guint n = 0;
+	g_auto(GStrv) items = vr_config_net_split(value);
+	guint n = g_strv_length(items);
 	for (char **it = items; *it; it++) {
-		g_strstrip(*it);
-		if (!**it)
-			continue;
-		if (strcmp(*it, "allow-private") != 0 && !(g_str_has_prefix(*it, "allow=") && (*it)[6]) &&
-		    !(g_str_has_prefix(*it, "read=") && (*it)[5]) &&
-		    !(g_str_has_prefix(*it, "allow-localhost=") && (*it)[16]))
+		VrNetItem k = vr_config_net_item(*it, NULL);
+		if (k == VR_NET_ITEM_BAD || ((k == VR_NET_ITEM_NONE || k == VR_NET_ITEM_HOST) && n > 1))
 			return FALSE;
-		n++;
 	}
 	return n > 0;
 }

@@ -81,3 +81,20 @@ char *vr_config_user_path(void);
  * expressible: `a:b:` is the file a:b, every variable; `a:b:K` its K.
  * *RET_PATTERNS: the comma list, or NULL for every variable. */
 void vr_config_split_env_file(const char *spec, char **ret_file, char **ret_patterns);
+
+/* The `net` grammar, one for [sandbox] net and --net: items joined by ';'
+ * (white space around them and empty ones dropped), each one of these.
+ * What an item's list holds (patterns, hosts, ports) is checked by the run. */
+typedef enum {
+	VR_NET_ITEM_BAD,
+	VR_NET_ITEM_NONE,      /* none: stands alone */
+	VR_NET_ITEM_HOST,      /* host: stands alone */
+	VR_NET_ITEM_ALLOW,     /* allow=PATTERN,... */
+	VR_NET_ITEM_READ,      /* read=HOST,... */
+	VR_NET_ITEM_LOCALHOST, /* allow-localhost=PORT,... */
+	VR_NET_ITEM_PRIVATE,   /* allow-private */
+} VrNetItem;
+/* VALUE's items, stripped, without the empty ones (maybe none). */
+GStrv vr_config_net_split(const char *value);
+/* ITEM's kind; *RET_LIST (may be NULL) is what follows its '='. */
+VrNetItem vr_config_net_item(const char *item, const char **ret_list);

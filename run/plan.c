@@ -3,6 +3,7 @@
 #include "run/plan.h"
 #include "net/allow.h"
 #include "net/keys.h"
+#include "policy/config.h"
 
 #include <string.h>
 
@@ -108,69 +109,83 @@ static gboolean bad_value(GError **error, const char *opt, const char *value, co
 	"'none', 'host', 'allow=DOMAIN[,DOMAIN...]', 'read=HOST[,HOST...]', 'allow-localhost=PORT[/tcp][,PORT...]' " \
 	"or 'allow-private'"
 
+/* read=HOST,...: terminated like a key's host, on 443 only (net/inject.h):
+ * a pattern without a port would let a CONNECT to :22 push. */
+static gboolean add_net_read(VrRunPlan *plan, const char *list, const char *what, GError **error)
+{
+	g_auto(GStrv) items = g_strsplit(list, ",", -1);
+	for (char **it = items; *it; it++) {
+		const char *why = NULL;
+		if (!*g_strstrip(*it))
+			continue;
+		char *h = vr_net_key_host(*it, &why);
+		if (!h) {
+			g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE, "%s: read=%s: %s", what, *it, why);
+			return FALSE;
+		}
+		g_ptr_array_add(plan->net_allow, g_strconcat(h, ":443", NULL));
+		g_ptr_array_add(plan->net_read, h);
+	}
+	plan->net = VR_NET_ALLOW;
+	return TRUE;
+}
+
+/* allow-localhost=PORT,...: checked here, so a bad port is an error before
+ * anything starts. */
+static gboolean add_net_localhost(VrRunPlan *plan, const char *item, const char *list, const char *what,
+                                  GError **error)
+{
+	g_autoptr(VrNetAllow) check = vr_net_allow_new();
+	g_autoptr(GError) e = NULL;
+	if (!vr_net_allow_add(check, item, &e)) {
+		g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE, "%s: %s", what, e->message);
+		return FALSE;
+	}
+	g_auto(GStrv) ports = g_strsplit(list, ",", -1);
+	for (char **it = ports; *it; it++)
+		g_ptr_array_add(plan->net_localhost, g_strdup(g_strstrip(*it)));
+	return TRUE;
+}
+
 /* One item of a --net value (see vr_run_plan_add_net). */
 static gboolean add_net_item(VrRunPlan *plan, const char *item, const char *value, const char *what,
                              gboolean alone, GError **error)
 {
-	if (strcmp(item, "none") == 0 || strcmp(item, "host") == 0) {
+	const char *list;
+	switch (vr_config_net_item(item, &list)) {
+	case VR_NET_ITEM_NONE:
+	case VR_NET_ITEM_HOST:
 		if (!alone)
 			return bad_value(error, what, value, "a list: 'none' and 'host' stand alone");
 		plan->net = item[0] == 'n' ? VR_NET_NONE : VR_NET_HOST;
 		plan->net_explicit = TRUE;
-	} else if (g_str_has_prefix(item, "read=") && item[5]) {
-		/* Terminated like a key's host, on 443 only (net/inject.h): a
-		 * pattern without a port would let a CONNECT to :22 push. */
-		g_auto(GStrv) items = g_strsplit(item + 5, ",", -1);
-		for (char **it = items; *it; it++) {
-			const char *why = NULL;
-			if (!*g_strstrip(*it))
-				continue;
-			char *h = vr_net_key_host(*it, &why);
-			if (!h) {
-				g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE, "%s: read=%s: %s", what, *it, why);
-				return FALSE;
-			}
-			g_ptr_array_add(plan->net_allow, g_strconcat(h, ":443", NULL));
-			g_ptr_array_add(plan->net_read, h);
-		}
-		plan->net = VR_NET_ALLOW;
-	} else if (strcmp(item, "allow-private") == 0) {
-		plan->net_allow_private = TRUE;
-	} else if (g_str_has_prefix(item, "allow=") && item[6]) {
+		return TRUE;
+	case VR_NET_ITEM_READ: return add_net_read(plan, list, what, error);
+	case VR_NET_ITEM_PRIVATE: plan->net_allow_private = TRUE; return TRUE;
+	case VR_NET_ITEM_ALLOW: {
 		/* Repeatable: each --net allow= adds its patterns. */
-		g_auto(GStrv) items = g_strsplit(item + 6, ",", -1);
+		g_auto(GStrv) items = g_strsplit(list, ",", -1);
 		for (char **it = items; *it; it++)
 			if (**it)
 				g_ptr_array_add(plan->net_allow, g_strdup(g_strstrip(*it)));
 		plan->net = VR_NET_ALLOW;
 		plan->net_explicit = TRUE;
-	} else if (g_str_has_prefix(item, "allow-localhost=")) {
-		/* Checked here, so a bad port is an error before anything starts. */
-		g_autoptr(VrNetAllow) check = vr_net_allow_new();
-		g_autoptr(GError) e = NULL;
-		if (!vr_net_allow_add(check, item, &e)) {
-			g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE, "%s: %s", what, e->message);
-			return FALSE;
-		}
-		g_auto(GStrv) ports = g_strsplit(item + strlen("allow-localhost="), ",", -1);
-		for (char **it = ports; *it; it++)
-			g_ptr_array_add(plan->net_localhost, g_strdup(g_strstrip(*it)));
-	} else {
-		return bad_value(error, what, value, NET_FORMS);
+		return TRUE;
 	}
-	return TRUE;
+	case VR_NET_ITEM_LOCALHOST: return add_net_localhost(plan, item, list, what, error);
+	case VR_NET_ITEM_BAD: break;
+	}
+	return bad_value(error, what, value, NET_FORMS);
 }
 
 gboolean vr_run_plan_add_net(VrRunPlan *plan, const char *value, const char *what, GError **error)
 {
-	g_auto(GStrv) items = g_strsplit(value, ";", -1);
+	g_auto(GStrv) items = vr_config_net_split(value);
 	guint n = g_strv_length(items);
-	for (char **it = items; *it; it++) {
-		g_strstrip(*it);
-		if (!**it && n > 1)
-			continue; /* "allow=a;" */
+	if (n == 0)
+		return bad_value(error, what, value, NET_FORMS);
+	for (char **it = items; *it; it++)
 		if (!add_net_item(plan, *it, value, what, n == 1, error))
 			return FALSE;
-	}
 	return TRUE;
 }

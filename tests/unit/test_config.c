@@ -277,6 +277,27 @@ static void test_precedence(void **state)
 	assert_int_equal(system(rm), 0);
 }
 
+/* The one `net` grammar ([sandbox] net here, --net in test_cli). */
+static void test_net_grammar(void **state)
+{
+	(void)state;
+	g_auto(GStrv) items = vr_config_net_split(" allow=a,b ; ;read=h;  allow-private;");
+	assert_int_equal(g_strv_length(items), 3);
+	const char *list = NULL;
+	assert_int_equal(vr_config_net_item(items[0], &list), VR_NET_ITEM_ALLOW);
+	assert_string_equal(list, "a,b");
+	assert_int_equal(vr_config_net_item(items[1], &list), VR_NET_ITEM_READ);
+	assert_string_equal(list, "h");
+	assert_int_equal(vr_config_net_item(items[2], &list), VR_NET_ITEM_PRIVATE);
+	assert_null(list);
+	assert_int_equal(vr_config_net_item("allow-localhost=1", NULL), VR_NET_ITEM_LOCALHOST);
+	assert_int_equal(vr_config_net_item("none", NULL), VR_NET_ITEM_NONE);
+	assert_int_equal(vr_config_net_item("allow=", NULL), VR_NET_ITEM_BAD);
+	assert_int_equal(vr_config_net_item("allowx=a", NULL), VR_NET_ITEM_BAD);
+	expect_error("[sandbox]\nnet=none;none\n", VR_SOURCE_USER, "cfg:2:", "expected none, host");
+	expect_error("[sandbox]\nnet= ; \n", VR_SOURCE_USER, "cfg:2:", "expected none, host");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +306,7 @@ int main(void)
 		cmocka_unit_test(test_project_adversarial),
 		cmocka_unit_test(test_env_file_split),
 		cmocka_unit_test(test_precedence),
+		cmocka_unit_test(test_net_grammar),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
