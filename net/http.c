@@ -8,22 +8,25 @@
 
 #include <string.h>
 
+static char *message(int code, const char *status, const char *body)
+{
+	return g_strdup_printf("HTTP/1.1 %d %s\r\n"
+	                       "Content-Type: text/plain; charset=utf-8\r\n"
+	                       "Content-Length: %zu\r\n"
+	                       "Connection: close\r\n"
+	                       "Proxy-Agent: vault-run\r\n"
+	                       "\r\n%s",
+	                       code, status, strlen(body), body);
+}
+
 static void reply(GSocketConnection *client, int code, const char *status, const char *body)
 {
-	g_autofree char *msg = g_strdup_printf("HTTP/1.1 %d %s\r\n"
-	                                       "Content-Type: text/plain; charset=utf-8\r\n"
-	                                       "Content-Length: %zu\r\n"
-	                                       "Connection: close\r\n"
-	                                       "Proxy-Agent: vault-run\r\n"
-	                                       "\r\n%s",
-	                                       code, status, strlen(body), body);
+	g_autofree char *msg = message(code, status, body);
 	GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(client));
 	g_output_stream_write_all(out, msg, strlen(msg), NULL, NULL, NULL);
 }
 
-/* The refusal's audit event goes out before the client hears of it: a
- * client that ends the run on its 403 must find the event in the log (the
- * supervisor stops the proxy as soon as the sandbox is gone). Takes c. */
+/* C's refusal as its status says (proxy_refuse: the event first). Takes c. */
 static void reply_error(GSocketConnection *client, ProxyConn *c, ProxyStatus st)
 {
 	g_autofree char *body = NULL;
@@ -45,8 +48,8 @@ static void reply_error(GSocketConnection *client, ProxyConn *c, ProxyStatus st)
 		else
 			code = 502, status = "Bad Gateway";
 	}
-	proxy_conn_finish(c);
-	reply(client, code, status, body);
+	g_autofree char *msg = message(code, status, body);
+	proxy_refuse(c, NULL, NULL, client, msg, strlen(msg));
 }
 
 /* Reads up to and including the empty line that ends the head. The bytes
@@ -100,14 +103,14 @@ void proxy_http_handle(VrProxy *proxy, GSocketConnection *client)
 	VrProxyRequestError e = vr_proxy_request_parse(head, head_len, &req);
 	if (e != VR_PROXY_REQ_OK) {
 		g_autofree char *body = g_strdup_printf("vault-run proxy: %s\n", request_error_text(e));
-		reply(client, 400, "Bad Request", body);
 		if (e == VR_PROXY_REQ_USERINFO || e == VR_PROXY_REQ_BAD_AUTHORITY) {
 			/* A request that names a destination is a decision: audited. */
 			ProxyConn *c = proxy_conn_new(proxy, req.connect ? "connect" : "http");
 			c->host = g_strdup(req.authority);
-			c->result = "denied";
-			c->reason = g_strdup(request_error_text(e));
-			proxy_conn_finish(c);
+			g_autofree char *msg = message(400, "Bad Request", body);
+			proxy_refuse(c, "denied", g_strdup(request_error_text(e)), client, msg, strlen(msg));
+		} else {
+			reply(client, 400, "Bad Request", body);
 		}
 		return;
 	}

@@ -63,6 +63,13 @@ GSocketConnection *proxy_open(ProxyConn *c, ProxyStatus *ret_status);
 /* Emits the audit event and frees c. For requests that never reach relay. */
 void proxy_conn_finish(ProxyConn *c);
 
+/* A refusal, in its order: C's audit event first (with RESULT and REASON,
+ * which it takes, when not NULL), then the client hears MSG. A client that
+ * ends the run on its 403 must find the event in the log: the supervisor
+ * stops the proxy as soon as the sandbox is gone. Takes c. */
+void proxy_refuse(ProxyConn *c, const char *result, char *reason, GSocketConnection *client, const void *msg,
+                  gsize len);
+
 /* Hands both sides to the main loop, which copies bytes both ways until both
  * directions have ended, then closes everything and calls proxy_conn_finish.
  * client_in may be a buffered stream holding bytes already read. Takes

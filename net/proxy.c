@@ -76,6 +76,20 @@ ProxyConn *proxy_conn_new(VrProxy *proxy, const char *proto)
 	return c;
 }
 
+void proxy_refuse(ProxyConn *c, const char *result, char *reason, GSocketConnection *client, const void *msg,
+                  gsize len)
+{
+	if (result)
+		c->result = result;
+	if (reason) {
+		g_free(c->reason);
+		c->reason = reason;
+	}
+	proxy_conn_finish(c);
+	GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(client));
+	g_output_stream_write_all(out, msg, len, NULL, NULL, NULL);
+}
+
 void proxy_conn_finish(ProxyConn *c)
 {
 	const VrProxyOptions *opts = c->proxy->opts;

@@ -111,10 +111,9 @@ void proxy_socks_handle(VrProxy *proxy, GSocketConnection *client)
 	c->port = req.port;
 	if (req.cmd != 0x01) {
 		/* BIND and UDP ASSOCIATE would open paths we do not police. */
-		c->result = "denied";
-		c->reason = g_strdup_printf("SOCKS command %u is not supported (CONNECT only)", req.cmd);
-		reply(client, SOCKS_CMD_UNSUPPORTED);
-		proxy_conn_finish(c);
+		const guint8 msg[10] = {5, SOCKS_CMD_UNSUPPORTED, 0, 1};
+		proxy_refuse(c, "denied", g_strdup_printf("SOCKS command %u is not supported (CONNECT only)", req.cmd),
+		             client, msg, sizeof msg);
 		return;
 	}
 
@@ -126,8 +125,8 @@ void proxy_socks_handle(VrProxy *proxy, GSocketConnection *client)
 		g_clear_object(&up);
 	}
 	if (!up) {
-		proxy_conn_finish(c); /* the event first: see net/http.c's reply_error */
-		reply(client, status_to_reply(st));
+		const guint8 msg[10] = {5, status_to_reply(st), 0, 1};
+		proxy_refuse(c, NULL, NULL, client, msg, sizeof msg);
 		return;
 	}
 	reply(client, status_to_reply(st));
