@@ -12,6 +12,7 @@
 #include "audit/json.h"
 #include "audit/state-dir.h"
 #include "audit/summary.h"
+#include "common/cleanup.h"
 #include "common/log.h"
 #include "common/resolve.h"
 
@@ -123,14 +124,13 @@ int vr_journal_load(const char *dir, VrJournal **ret)
 	if (j->dir_fd < 0)
 		return vr_log_errno(errno, "cannot open the journal %s", dir);
 	j->objects_fd = openat(j->dir_fd, "objects", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int fd = openat(j->dir_fd, "manifest.jsonl", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	vr_cleanup_fd int fd = openat(j->dir_fd, "manifest.jsonl", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return vr_log_errno(errno, "cannot open %s/manifest.jsonl", dir);
 	FILE *f = fdopen(fd, "r");
-	if (!f) {
-		close(fd);
+	if (!f)
 		return vr_log_errno(errno, "cannot read %s/manifest.jsonl", dir);
-	}
+	vr_steal_fd(&fd); /* f's now */
 	VrJsonObject o;
 	vr_json_object_init(&o);
 	char *line = NULL;
@@ -223,13 +223,13 @@ int vr_journal_locate(const char *project, const char *run, char **ret)
 			return vr_log_errno(EINVAL, "'%s' is neither a journal directory nor a run id", run);
 		/* The checked open: never a journal reached through a symlink
 		 * planted in the state directory. */
-		int pfd;
+		vr_cleanup_fd int pfd = -1;
 		if ((err = vr_state_open_project_dir(project ? project : ".", false, &pfd)) < 0)
 			return err == -ENOENT ? vr_log_errno(ENOENT, "no runs recorded in %s", dir) : err;
 		g_autofree char *jname = g_strdup_printf("%s.journal", run);
 		struct stat st;
 		bool real_dir = fstatat(pfd, jname, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-		close(pfd);
+		vr_clear_fd(&pfd);
 		g_autofree char *j = g_strdup_printf("%s/%s.journal", dir, run);
 		if (!real_dir || !has_manifest(j))
 			return vr_log_errno(ENOENT, "run %s has no journal (%s)", run, j);
@@ -255,7 +255,7 @@ int vr_journal_dir_create(const char *project, const char *run_id, int *ret_fd)
 {
 	if (!vr_state_run_id_valid(run_id))
 		return vr_log_errno(EINVAL, "journal: bad run id '%s'", run_id);
-	int dirfd;
+	vr_cleanup_fd int dirfd = -1;
 	int err = vr_state_open_project_dir(project, true, &dirfd);
 	if (err < 0)
 		return vr_log_errno(-err, "journal: cannot open the state directory of %s", project);
@@ -265,7 +265,6 @@ int vr_journal_dir_create(const char *project, const char *run_id, int *ret_fd)
 		err = vr_log_errno(errno, "journal: cannot create %s", name);
 	else if ((fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
 		err = vr_log_errno(errno, "journal: cannot open %s", name);
-	close(dirfd);
 	if (err < 0)
 		return err;
 	*ret_fd = fd;

@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "common/cleanup.h"
 #include "common/log.h"
 #include "common/exitcode.h"
 #include "audit/state-dir.h"
@@ -28,17 +29,13 @@ static const char usage[] =
  * already opened without following a symlink. */
 static int remove_journal(int parent, int jfd, const char *name)
 {
-	int ofd = openat(jfd, "objects", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	vr_cleanup_fd int ofd = openat(jfd, "objects", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (ofd >= 0) {
-		DIR *d = fdopendir(ofd);
+		vr_cleanup_dir DIR *d = vr_fdopendir(&ofd);
 		struct dirent *de;
 		while (d && (de = readdir(d)))
 			if (de->d_name[0] != '.')
-				unlinkat(ofd, de->d_name, 0);
-		if (d)
-			closedir(d);
-		else
-			close(ofd);
+				unlinkat(dirfd(d), de->d_name, 0);
 		unlinkat(jfd, "objects", AT_REMOVEDIR);
 	}
 	unlinkat(jfd, "manifest.jsonl", 0);
@@ -51,20 +48,18 @@ static int remove_journal(int parent, int jfd, const char *name)
  * directory. */
 static int gc_dir(int dir_fd, const char *shown, time_t cutoff, bool dry_run, unsigned *removed)
 {
-	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	vr_cleanup_fd int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
+	vr_cleanup_dir DIR *d = vr_fdopendir(&fd);
+	if (!d)
 		return -errno;
-	}
 	struct dirent *de;
 	int ret = 0;
 	while ((de = readdir(d))) {
 		if (!g_str_has_suffix(de->d_name, ".journal") || de->d_name[0] == '.')
 			continue;
-		int jfd = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		vr_cleanup_fd int jfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (jfd < 0) {
 			if (errno == ELOOP || errno == ENOTDIR)
 				vr_error("gc: %s/%s is not a directory (a symlink?): left alone",
@@ -72,17 +67,13 @@ static int gc_dir(int dir_fd, const char *shown, time_t cutoff, bool dry_run, un
 			continue;
 		}
 		struct stat st;
-		if (fstatat(jfd, "manifest.jsonl", &st, AT_SYMLINK_NOFOLLOW) < 0 && fstat(jfd, &st) < 0) {
-			close(jfd);
+		if (fstatat(jfd, "manifest.jsonl", &st, AT_SYMLINK_NOFOLLOW) < 0 && fstat(jfd, &st) < 0)
 			continue;
-		}
-		if (st.st_mtime >= cutoff) {
-			close(jfd);
+		if (st.st_mtime >= cutoff)
 			continue;
-		}
 		printf("%s %s/%s\n", dry_run ? "would delete" : "deleted", shown, de->d_name);
-		int r = dry_run ? 0 : remove_journal(fd, jfd, de->d_name);
-		close(jfd);
+		int r = dry_run ? 0 : remove_journal(dirfd(d), jfd, de->d_name);
+		vr_clear_fd(&jfd);
 		if (r < 0) {
 			vr_error("gc: %s/%s: %s", shown, de->d_name, g_strerror(-r));
 			ret = r;
@@ -90,7 +81,6 @@ static int gc_dir(int dir_fd, const char *shown, time_t cutoff, bool dry_run, un
 		}
 		(*removed)++;
 	}
-	closedir(d);
 	return ret;
 }
 
@@ -98,15 +88,10 @@ static int gc_dir(int dir_fd, const char *shown, time_t cutoff, bool dry_run, un
  * (BASE: its path). */
 static int gc_all(int bfd, const char *base, time_t cutoff, bool dry_run, unsigned *removed)
 {
-	int r;
-	int lfd = openat(bfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = lfd >= 0 ? fdopendir(lfd) : NULL;
-	if (!d) {
-		r = -errno;
-		if (lfd >= 0)
-			close(lfd);
-		return r;
-	}
+	vr_cleanup_fd int lfd = openat(bfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	vr_cleanup_dir DIR *d = lfd >= 0 ? vr_fdopendir(&lfd) : NULL;
+	if (!d)
+		return -errno;
 	struct dirent *de;
 	int ret = 0;
 	while ((de = readdir(d))) {
@@ -117,16 +102,14 @@ static int gc_all(int bfd, const char *base, time_t cutoff, bool dry_run, unsign
 		if (fstatat(bfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !(S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)))
 			continue; /* a symlink is reported by the checked open below */
-		int pfd;
+		vr_cleanup_fd int pfd = -1;
 		if (vr_state_open_child(bfd, de->d_name, shown, false, &pfd) < 0) {
 			ret = -1; /* said why */
 			continue;
 		}
 		if (gc_dir(pfd, shown, cutoff, dry_run, removed) < 0)
 			ret = -1;
-		close(pfd);
 	}
-	closedir(d);
 	return ret;
 }
 
@@ -167,7 +150,7 @@ int vr_cmd_gc(int argc, char **argv)
 			vr_error("gc: no state directory: %s", g_strerror(-r));
 			return VR_EXIT_ERROR;
 		}
-		int bfd;
+		vr_cleanup_fd int bfd = -1;
 		r = vr_state_open_base_dir(false, &bfd);
 		if (r == -ENOENT) {
 			r = 0;
@@ -175,7 +158,6 @@ int vr_cmd_gc(int argc, char **argv)
 			return VR_EXIT_ERROR; /* the refusal is logged */
 		} else {
 			r = gc_all(bfd, base, cutoff, dry_run, &removed);
-			close(bfd);
 		}
 	} else {
 		g_autofree char *dir = NULL;
@@ -183,7 +165,7 @@ int vr_cmd_gc(int argc, char **argv)
 			vr_error("gc: %s: %s", project ? project : ".", g_strerror(-r));
 			return VR_EXIT_ERROR;
 		}
-		int pfd;
+		vr_cleanup_fd int pfd = -1;
 		r = vr_state_open_project_dir(project ? project : ".", false, &pfd);
 		if (r == -ENOENT) {
 			r = 0;
@@ -191,7 +173,6 @@ int vr_cmd_gc(int argc, char **argv)
 			return VR_EXIT_ERROR; /* the refusal is logged */
 		} else {
 			r = gc_dir(pfd, dir, cutoff, dry_run, &removed);
-			close(pfd);
 		}
 	}
 	printf("%s %u journal(s)\n", dry_run ? "would delete" : "deleted", removed);

@@ -13,6 +13,7 @@
 #include "audit/json.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "common/cleanup.h"
 #include "common/exitcode.h"
 #include "common/log.h"
 #include "policy/config.h"
@@ -101,20 +102,17 @@ static void report(ScanRun *run, const char *path, const char *buf, GArray *hits
  * or NULL outside it (then only scan-disable applies). */
 static void scan_file(ScanRun *run, int atfd, const char *name, const char *path, const char *rel)
 {
-	int fd = openat(atfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+	vr_cleanup_fd int fd = openat(atfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0) {
 		vr_error("scan: %s: %s", path, g_strerror(errno));
 		run->error = TRUE;
 		return;
 	}
 	struct stat st;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd); /* replaced by something else since we looked: not ours to read */
-		return;
-	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return; /* replaced by something else since we looked: not ours to read */
 	if ((guint64)st.st_size > MAX_FILE_SIZE) {
 		vr_warning("scan: %s: skipped, larger than %u MiB", path, MAX_FILE_SIZE >> 20);
-		close(fd);
 		return;
 	}
 	size_t cap = (size_t)st.st_size + 1, len = 0;
@@ -132,14 +130,13 @@ static void scan_file(ScanRun *run, int atfd, const char *name, const char *path
 		if (n < 0) {
 			vr_error("scan: %s: %s", path, g_strerror(errno));
 			run->error = TRUE;
-			close(fd);
 			return;
 		}
 		if (n == 0)
 			break;
 		len += (size_t)n;
 	}
-	close(fd);
+	vr_clear_fd(&fd);
 	g_autoptr(GArray) hits = g_array_new(FALSE, FALSE, sizeof(VrScanHit));
 	vr_scan_buffer(buf, len, hits);
 	if (run->filter)
@@ -162,12 +159,10 @@ static void scan_dir(ScanRun *run, int atfd, const char *name, const char *path,
 		run->error = TRUE;
 		return;
 	}
-	int fd = openat(atfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	vr_cleanup_fd int fd = openat(atfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	vr_cleanup_dir DIR *d = fd >= 0 ? vr_fdopendir(&fd) : NULL;
 	if (!d) {
 		vr_error("scan: %s: %s", path, g_strerror(errno));
-		if (fd >= 0)
-			close(fd);
 		run->error = TRUE;
 		return;
 	}
@@ -195,7 +190,6 @@ static void scan_dir(ScanRun *run, int atfd, const char *name, const char *path,
 		g_autofree char *child_rel = !rel ? NULL : *rel ? g_strconcat(rel, "/", child, NULL) : g_strdup(child);
 		scan_at(run, dirfd(d), child, child_path, child_rel, AT_SYMLINK_NOFOLLOW, depth + 1);
 	}
-	closedir(d);
 }
 
 /* flags: AT_SYMLINK_NOFOLLOW below the command line; 0 for a PATH given

@@ -227,46 +227,37 @@ static int check_worktree(const VrGitfileCheck *c, VrGitfileVerdict *v, const ch
 	memcpy(v->common, v->gitdir, clen);
 	v->common[clen] = '\0';
 
-	int cfd, tfd;
-	int r = open_dir(c, v->common, &cfd);
-	if (r < 0)
-		return refuse(v, -EPERM, walk_why(r, "its repository does not exist"));
-	if (!vr_gitfile_is_git_dir(cfd)) {
-		close(cfd);
-		return refuse(v, -EPERM, "its repository is not a git directory (HEAD, objects/, refs/)");
+	vr_cleanup_fd int tfd = -1;
+	{
+		vr_cleanup_fd int cfd = -1;
+		int r = open_dir(c, v->common, &cfd);
+		if (r < 0)
+			return refuse(v, -EPERM, walk_why(r, "its repository does not exist"));
+		if (!vr_gitfile_is_git_dir(cfd))
+			return refuse(v, -EPERM, "its repository is not a git directory (HEAD, objects/, refs/)");
+		vr_cleanup_fd int wfd = openat(cfd, "worktrees", O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+		tfd = wfd < 0 ? -1 : openat(wfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
 	}
-	int wfd = openat(cfd, "worktrees", O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
-	close(cfd);
-	tfd = wfd < 0 ? -1 : openat(wfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
-	if (wfd >= 0)
-		close(wfd);
 	if (tfd < 0)
 		return refuse(v, -EPERM, "its worktrees/<name> directory does not exist (or is a symlink)");
 
 	char buf[PATH_MAX], path[PATH_MAX], self[PATH_MAX];
 	/* The worktree's gitdir file names the .git file that uses it: a .git
 	 * elsewhere cannot borrow another tree's administrative directory. */
-	r = read_small(tfd, "gitdir", buf, sizeof buf);
-	if (r < 0) {
-		close(tfd);
+	int r = read_small(tfd, "gitdir", buf, sizeof buf);
+	if (r < 0)
 		return refuse(v, -EPERM, "its gitdir file is missing or unreadable");
-	}
 	size_t dl = strlen(c->dir);
-	if (dl + sizeof "/.git" > sizeof self ||
-	    vr_gitfile_resolve(v->gitdir, buf, path, sizeof path) < 0) {
-		close(tfd);
+	if (dl + sizeof "/.git" > sizeof self || vr_gitfile_resolve(v->gitdir, buf, path, sizeof path) < 0)
 		return refuse(v, -EPERM, "its gitdir file does not name this .git");
-	}
 	memcpy(self, c->dir, dl);
 	strcpy(self + (dl == 1 ? 0 : dl), "/.git");
-	if (strcmp(path, self) != 0) {
-		close(tfd);
+	if (strcmp(path, self) != 0)
 		return refuse(v, -EPERM, "its gitdir file names another working tree's .git");
-	}
 	/* commondir: what makes the administrative directory use <C>'s
 	 * config and hooks. git writes it last (after this .git file). */
 	r = read_small(tfd, "commondir", buf, sizeof buf);
-	close(tfd);
+	vr_clear_fd(&tfd);
 	if (r == -ENOENT && c->when == VR_GITFILE_AT_WRITE) {
 		v->kind = VR_GITFILE_WORKTREE;
 		return 0;
@@ -297,7 +288,8 @@ static int check_submodule(const VrGitfileCheck *c, VrGitfileVerdict *v, const c
 	const char *grel = beneath(c->root, v->gitdir);
 	if (!arel || !grel)
 		return refuse(v, -EPERM, "it names a directory outside the project");
-	int fd, n;
+	vr_cleanup_fd int fd = -1;
+	int n;
 	int r = walk(c->root_fd, grel, &fd, &n);
 	if (r < 0)
 		return refuse(v, -EPERM, walk_why(r, ""));
@@ -308,7 +300,7 @@ static int check_submodule(const VrGitfileCheck *c, VrGitfileVerdict *v, const c
 	struct stat st;
 	bool dir = fstatat(fd, "", &st, AT_EMPTY_PATH) == 0 && S_ISDIR(st.st_mode);
 	bool gitdir = complete && dir && vr_gitfile_is_git_dir(fd);
-	close(fd);
+	vr_clear_fd(&fd);
 	if (n < need)
 		return refuse(v, -EPERM, "the repository above it has no .git directory");
 	if (!dir)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "policy/config.h"
+#include "common/cleanup.h"
 #include "common/size.h"
 
 #define MAX_CONFIG_SIZE (1024 * 1024)
@@ -471,7 +472,7 @@ gboolean vr_config_load_file(VrConfig *config, const char *path, VrConfigSource 
 	int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
 	if (source == VR_SOURCE_PROJECT)
 		flags |= O_NOFOLLOW;
-	int fd = open(path, flags);
+	vr_cleanup_fd int fd = open(path, flags);
 	if (fd < 0) {
 		int err = errno;
 		if (err == ENOENT && optional)
@@ -482,13 +483,11 @@ gboolean vr_config_load_file(VrConfig *config, const char *path, VrConfigSource 
 	}
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
 		g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_IO,
 		            "%s: not a regular file; expected a config file", path);
 		return FALSE;
 	}
 	if (st.st_size > MAX_CONFIG_SIZE) {
-		close(fd);
 		g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_IO,
 		            "%s: larger than 1 MiB (%lld bytes); expected a small text file", path,
 		            (long long)st.st_size);
@@ -503,7 +502,6 @@ gboolean vr_config_load_file(VrConfig *config, const char *path, VrConfigSource 
 			continue;
 		if (n < 0) {
 			int err = errno;
-			close(fd);
 			g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_IO,
 			            "%s: %s; expected a readable config file", path, g_strerror(err));
 			return FALSE;
@@ -511,7 +509,7 @@ gboolean vr_config_load_file(VrConfig *config, const char *path, VrConfigSource 
 		if (n == 0 || (len += (gsize)n) > MAX_CONFIG_SIZE)
 			break;
 	}
-	close(fd);
+	vr_clear_fd(&fd);
 	return vr_config_load_data(config, buf, len, path, source, error);
 }
 

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/resolve.h"
 #include "policy/gitconfig.h"
 #include "policy/policy-private.h"
@@ -125,7 +126,7 @@ static char *resolve(const Scan *s, const char *rel, GPtrArray *links)
 		g_ptr_array_add(done, NULL);
 		g_autofree char *here = g_strjoinv("/", (char **)done->pdata);
 		g_ptr_array_remove_index(done, done->len - 1);
-		int dfd;
+		vr_cleanup_fd int dfd = -1;
 		const char *name;
 		if (vr_resolve_parent(s->rootfd, here, &dfd, &name) < 0) {
 			missing = TRUE;
@@ -138,7 +139,7 @@ static char *resolve(const Scan *s, const char *rel, GPtrArray *links)
 			missing = TRUE;
 		else if (S_ISLNK(st.st_mode))
 			n = readlinkat(dfd, name, target, sizeof target - 1);
-		close(dfd);
+		vr_clear_fd(&dfd);
 		if (n < 0)
 			continue;
 		if (++hops > MAX_LINKS)
@@ -259,12 +260,11 @@ static gboolean is_include_key(const char *key)
  * readable regular file. */
 static char *load(const Scan *s, const char *rel, gsize *ret_len)
 {
-	int dfd;
+	vr_cleanup_fd int dfd = -1;
 	const char *name;
 	if (vr_resolve_parent(s->rootfd, rel, &dfd, &name) < 0)
 		return NULL;
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	close(dfd);
+	vr_cleanup_fd int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	struct stat st;
@@ -279,7 +279,6 @@ static char *load(const Scan *s, const char *rel, gsize *ret_len)
 			*ret_len = (gsize)n;
 		}
 	}
-	close(fd);
 	return buf;
 }
 
@@ -338,31 +337,25 @@ static char *module_worktree(const Scan *s, const char *config_rel)
 
 static gboolean is_dir_at(const Scan *s, const char *rel)
 {
-	int dfd;
+	vr_cleanup_fd int dfd = -1;
 	const char *name;
 	if (vr_resolve_parent(s->rootfd, rel, &dfd, &name) < 0)
 		return FALSE;
 	struct stat st;
-	gboolean ok = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
-	close(dfd);
-	return ok;
+	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
 }
 
 static GPtrArray *subdirs(const Scan *s, const char *rel)
 {
 	GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
-	int dfd;
+	vr_cleanup_fd int dfd = -1;
 	const char *name;
 	if (vr_resolve_parent(s->rootfd, rel, &dfd, &name) < 0)
 		return names;
-	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	close(dfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	vr_cleanup_fd int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	vr_cleanup_dir DIR *d = fd >= 0 ? vr_fdopendir(&fd) : NULL;
+	if (!d)
 		return names;
-	}
 	struct dirent *de;
 	while ((de = readdir(d)) && names->len < MAX_FILES) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -371,7 +364,6 @@ static GPtrArray *subdirs(const Scan *s, const char *rel)
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
 			g_ptr_array_add(names, g_strdup(de->d_name));
 	}
-	closedir(d);
 	return names;
 }
 

@@ -15,6 +15,7 @@
 #include <json-glib/json-glib.h>
 
 #include "audit/json.h"
+#include "common/cleanup.h"
 #include "common/fd-util.h"
 #include "common/log.h"
 #include "run/profile.h"
@@ -41,9 +42,11 @@ guint vr_run_copies_count(const VrRunCopies *c) { return c->items ? c->items->le
 const char *vr_run_copies_copy_path(const VrRunCopies *c, guint i) { return ((Item *)c->items->pdata[i])->copy; }
 const char *vr_run_copies_host_path(const VrRunCopies *c, guint i) { return ((Item *)c->items->pdata[i])->host; }
 
+/* Takes DFD. */
 static void remove_tree(int dfd)
 {
-	DIR *d = fdopendir(dfd);
+	vr_cleanup_fd int owned = dfd;
+	vr_cleanup_dir DIR *d = vr_fdopendir(&owned);
 	struct dirent *de;
 	while (d && (de = readdir(d))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -55,10 +58,6 @@ static void remove_tree(int dfd)
 			remove_tree(sub);
 		unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
 	}
-	if (d)
-		closedir(d);
-	else
-		close(dfd);
 }
 
 /* The copies of runs killed before their end (a copy of ~/.claude.json
@@ -72,16 +71,13 @@ static void sweep_stale(const char *state)
 		if (!g_str_has_prefix(name, "copy-"))
 			continue;
 		g_autofree char *path = g_build_filename(state, name, NULL);
-		int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		vr_cleanup_fd int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-			close(fd);
+		if (flock(fd, LOCK_EX | LOCK_NB) < 0)
 			continue; /* a live run's */
-		}
 		remove_tree(dup(fd));
 		rmdir(path);
-		close(fd);
 	}
 }
 
@@ -92,13 +88,14 @@ static gboolean ensure_dir(VrRunCopies *c, const char *project, GError **error)
 {
 	if (c->dir)
 		return TRUE;
-	int dfd = -1;
 	g_autofree char *state = NULL;
-	int r = vr_state_open_project_dir(project, true, &dfd);
-	if (r == 0)
-		r = vr_state_project_dir(project, &state);
-	if (dfd >= 0)
-		close(dfd);
+	int r;
+	{
+		vr_cleanup_fd int dfd = -1;
+		r = vr_state_open_project_dir(project, true, &dfd);
+		if (r == 0)
+			r = vr_state_project_dir(project, &state);
+	}
 	if (r < 0) {
 		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(-r), "cannot make the state directory for "
 		            "per-run copies: %s", g_strerror(-r));
@@ -154,17 +151,14 @@ gboolean vr_run_copies_prepare(VrRunCopies *c, const char *project, const VrRunP
 		for (guint j = 0; f->merge && j < f->merge->len; j++)
 			g_ptr_array_add(it->merge, g_strdup(f->merge->pdata[j]));
 		g_ptr_array_add(c->items, it);
-		int fd = open(it->copy, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		vr_cleanup_fd int fd = open(it->copy, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 		/* No fsync: the copy lives for the run only. */
 		if (fd < 0 || vr_write_all(fd, data, len) < 0) {
 			int e = errno;
-			if (fd >= 0)
-				close(fd);
 			g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(e), "cannot write %s: %s", it->copy,
 			            g_strerror(e));
 			return FALSE;
 		}
-		close(fd);
 	}
 	return TRUE;
 }
@@ -253,14 +247,14 @@ static int write_back(const char *host, const char *text)
 	if (!realpath(host, real) || stat(real, &st) < 0)
 		return -errno;
 	g_autofree char *tmp = g_strdup_printf("%s.vault-run-XXXXXX", real);
-	int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, (int)(st.st_mode & 07777));
+	vr_cleanup_fd int fd = g_mkstemp_full(tmp, O_WRONLY | O_CLOEXEC, (int)(st.st_mode & 07777));
 	if (fd < 0)
 		return -errno;
 	int r = 0;
 	if (fchmod(fd, st.st_mode & 07777) < 0 || vr_write_all(fd, text, strlen(text)) < 0 || fsync(fd) < 0 ||
 	    rename(tmp, real) < 0)
 		r = -errno;
-	close(fd);
+	vr_clear_fd(&fd);
 	if (r < 0)
 		unlink(tmp);
 	return r;

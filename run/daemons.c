@@ -18,6 +18,7 @@
 #include "common/confine.h"
 #include "common/exitcode.h"
 #include "common/fd-util.h"
+#include "common/cleanup.h"
 #include "common/log.h"
 #include "common/proc.h"
 #include "common/test-hook.h"
@@ -31,14 +32,14 @@
 int vr_run_wait_deadline(pid_t pid, int seconds)
 {
 	int st = 0;
-	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	vr_cleanup_fd int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pfd >= 0) {
 		struct pollfd p = {pfd, POLLIN, 0};
 		int r;
 		do
 			r = poll(&p, 1, seconds * 1000);
 		while (r < 0 && errno == EINTR);
-		close(pfd);
+		vr_clear_fd(&pfd);
 		if (r > 0 && waitpid(pid, &st, 0) == pid)
 			return st;
 	} else {
@@ -67,7 +68,7 @@ static pid_t start_daemon(const VrViewOptions *opts, const int *close_in_child, 
                           int *filter_fd)
 {
 	*ready_fd = -1;
-	int ready[2], filter[2] = {-1, -1};
+	vr_cleanup_pair int ready[2] = {-1, -1}, filter[2] = {-1, -1};
 	if (pipe2(ready, O_CLOEXEC) < 0 || (filter_fd && pipe2(filter, O_CLOEXEC) < 0)) {
 		vr_log_errno(errno, "pipe");
 		return -1;
@@ -76,12 +77,6 @@ static pid_t start_daemon(const VrViewOptions *opts, const int *close_in_child, 
 	pid_t pid = vr_fork_helper(SIGTERM, 1);
 	if (pid < 0) {
 		vr_log_errno(errno, "fork");
-		close(ready[0]);
-		close(ready[1]);
-		if (filter_fd) {
-			close(filter[0]);
-			close(filter[1]);
-		}
 		return -1;
 	}
 	if (pid == 0) {
@@ -106,11 +101,11 @@ static pid_t start_daemon(const VrViewOptions *opts, const int *close_in_child, 
 		_exit(vr_view_run(&o) < 0 ? (vr_view_audit_failed() ? VR_VIEW_EXIT_AUDIT_FAILED : 1) : 0);
 	}
 	setpgid(pid, pid); /* either side may run first */
-	close(ready[1]);
-	*ready_fd = ready[0];
+	vr_clear_fd(&ready[1]);
+	*ready_fd = vr_steal_fd(&ready[0]);
 	if (filter_fd) {
-		close(filter[0]);
-		*filter_fd = filter[1];
+		vr_clear_fd(&filter[0]);
+		*filter_fd = vr_steal_fd(&filter[1]);
 	}
 	return pid;
 }
@@ -156,8 +151,9 @@ static int await_line(pid_t *pid, int *ready_fd, const char *want, const char *w
  * most PIPE_BUF bytes (atomic: the daemon reads all of it or nothing, and
  * then compiles it itself), then FD is closed. A daemon that died already
  * must not take us with it: SIGPIPE is ignored for that write. */
-static void write_daemon_filter(int fd, const VrSeccompProg *prog)
+static void write_daemon_filter(int fd_in, const VrSeccompProg *prog)
 {
+	vr_cleanup_fd int fd = fd_in;
 	size_t n = prog->insns ? prog->len * sizeof *prog->insns : 0;
 	if (fd >= 0 && n && n <= PIPE_BUF) {
 		struct sigaction ign = {.sa_handler = SIG_IGN}, old;
@@ -165,8 +161,6 @@ static void write_daemon_filter(int fd, const VrSeccompProg *prog)
 		(void)!write(fd, prog->insns, n);
 		sigaction(SIGPIPE, &old, NULL);
 	}
-	if (fd >= 0)
-		close(fd);
 }
 
 static void send_daemon_filter(int fd)
@@ -213,12 +207,11 @@ static pid_t start_view(VrRun *r, int *ready_fd, int *filter_fd)
 	vr_run_audit_view_options(audit, &o);
 	/* The undo journal (docs/undo.md): <run-id>.journal next to the log.
 	 * Without it the run still goes on: a journal is a convenience. */
-	if (!plan->journal_off && vr_journal_dir_create(r->project, audit->run_id, &o.journal_dir_fd) == 0)
+	vr_cleanup_fd int journal = -1; /* the daemon's copy is its own */
+	if (!plan->journal_off && vr_journal_dir_create(r->project, audit->run_id, &journal) == 0)
 		o.journal_max_size = plan->journal_max_size;
-	pid_t pid = start_daemon(&o, (const int[]){audit->send_fd, -1}, false, ready_fd, filter_fd);
-	if (o.journal_dir_fd >= 0)
-		close(o.journal_dir_fd);
-	return pid;
+	o.journal_dir_fd = journal;
+	return start_daemon(&o, (const int[]){audit->send_fd, -1}, false, ready_fd, filter_fd);
 }
 
 /* One of the run's other views (run/views.h): the run's policy relative to

@@ -80,18 +80,15 @@ int vr_userns_prepare(const VrIdentity *id, pid_t *ret_helper, int *ret_go_fd)
 	*ret_go_fd = -1;
 	if (!id->host_root)
 		return 0;
-	int go[2];
+	vr_cleanup_pair int go[2] = {-1, -1};
 	if (pipe2(go, O_CLOEXEC) < 0)
 		return vr_log_errno(errno, "pipe");
 	pid_t target = getpid();
 	/* It dies with us, and checks we were still there when it armed
 	 * that, as every helper does (it used to skip the check). */
 	pid_t pid = vr_fork_helper(SIGKILL, 1);
-	if (pid < 0) {
-		close(go[0]);
-		close(go[1]);
+	if (pid < 0)
 		return vr_log_errno(errno, "fork");
-	}
 	if (pid == 0) {
 		close(go[1]);
 		char c;
@@ -107,18 +104,18 @@ int vr_userns_prepare(const VrIdentity *id, pid_t *ret_helper, int *ret_go_fd)
 			_exit(3);
 		_exit(0);
 	}
-	close(go[0]);
+	vr_clear_fd(&go[0]);
 	*ret_helper = pid;
-	*ret_go_fd = go[1];
+	*ret_go_fd = vr_steal_fd(&go[1]);
 	return 0;
 }
 
-int vr_userns_enter(const VrIdentity *id, pid_t helper, int go_fd)
+int vr_userns_enter(const VrIdentity *id, pid_t helper, int go_fd_in)
 {
+	vr_cleanup_fd int go_fd = go_fd_in; /* ours to close */
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
 		int err = errno;
-		if (go_fd >= 0)
-			close(go_fd);
+		vr_clear_fd(&go_fd);
 		if (helper > 0)
 			waitpid(helper, NULL, 0);
 		return explain_userns_failure(err);
@@ -126,11 +123,9 @@ int vr_userns_enter(const VrIdentity *id, pid_t helper, int go_fd)
 	if (id->host_root) {
 		int st = 0;
 		if (vr_write_all(go_fd, "g", 1) < 0 || waitpid(helper, &st, 0) < 0 ||
-		    !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-			close(go_fd);
+		    !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 			return vr_log_errno(EPERM, "cannot write the uid/gid maps of the sandbox");
-		}
-		close(go_fd);
+		vr_clear_fd(&go_fd);
 		/* We are uid 0 of the new namespace with a full set there. */
 		if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
 			return vr_log_errno(errno, "cannot become root of the new user namespace");

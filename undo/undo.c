@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "audit/summary.h"
+#include "common/cleanup.h"
 #include "common/copy.h"
 #include "common/fd-util.h"
 #include "common/exitcode.h"
@@ -65,20 +66,19 @@ static void show_diff(VrJournal *j, int rootfd, const VrJournalRecord *r)
 {
 	if (!r->object || j->objects_fd < 0)
 		return;
-	int old = openat(j->objects_fd, r->object, O_RDONLY | O_NOFOLLOW); /* inherited by diff */
+	vr_cleanup_fd int old = openat(j->objects_fd, r->object, O_RDONLY | O_NOFOLLOW); /* inherited by diff */
 	if (old < 0)
 		return;
-	int cur = -1, pfd;
+	vr_cleanup_fd int cur = -1;
+	int pfd;
 	const char *name;
 	if (strcmp(r->op, "modified") == 0 && vr_resolve_parent(rootfd, r->path, &pfd, &name) == 0) {
-		cur = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
-		close(pfd);
+		vr_cleanup_fd int parent = pfd;
+		cur = openat(parent, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
 	}
 	struct stat st;
-	if (cur >= 0 && (fstat(cur, &st) < 0 || !S_ISREG(st.st_mode))) {
-		close(cur);
-		cur = -1;
-	}
+	if (cur >= 0 && (fstat(cur, &st) < 0 || !S_ISREG(st.st_mode)))
+		vr_clear_fd(&cur);
 	if (!looks_text(old) || (cur >= 0 && !looks_text(cur))) {
 		printf("Binary files a/%s and b/%s differ\n", r->shown_path, r->shown_path);
 	} else {
@@ -91,14 +91,11 @@ static void show_diff(VrJournal *j, int rootfd, const VrJournalRecord *r)
 		g_spawn_sync(NULL, argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_LEAVE_DESCRIPTORS_OPEN,
 		             NULL, NULL, NULL, NULL, NULL, NULL);
 	}
-	close(old);
-	if (cur >= 0)
-		close(cur);
 }
 
 int vr_changes_print(VrJournal *j, const char *project, char **paths, bool diff)
 {
-	int rootfd = open_root(project);
+	vr_cleanup_fd int rootfd = open_root(project);
 	if (rootfd < 0)
 		return VR_EXIT_ERROR;
 	for (guint i = 0; i < j->records->len; i++) {
@@ -125,7 +122,6 @@ int vr_changes_print(VrJournal *j, const char *project, char **paths, bool diff)
 	}
 	if (!j->complete)
 		vr_error("the run's view did not stop cleanly: the journal may end early");
-	close(rootfd);
 	return VR_EXIT_OK;
 }
 
@@ -142,8 +138,8 @@ static bool changed_after_run(VrJournal *j, int rootfd, const char *path, char *
 	struct stat st;
 	bool exists = false;
 	if (vr_resolve_parent(rootfd, path, &pfd, &name) == 0) {
-		exists = fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-		close(pfd);
+		vr_cleanup_fd int parent = pfd;
+		exists = fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	}
 	bool was = f->type && strcmp(f->type, "none") != 0;
 	if (exists != was) {
@@ -180,13 +176,13 @@ static int restore_file(VrJournal *j, int pfd, const char *name, const VrJournal
 {
 	if (j->objects_fd < 0 || !r->object)
 		return -ENOENT;
-	int in = openat(j->objects_fd, r->object, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	vr_cleanup_fd int in = openat(j->objects_fd, r->object, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (in < 0)
 		return -errno;
 	mode_t mode = r->mode >= 0 ? (mode_t)r->mode & 07777 : 0644;
 	/* O_NONBLOCK: a fifo left in its place must not hang us; it is then
 	 * refused below as not a regular file. */
-	int out = openat(pfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode | 0200);
+	vr_cleanup_fd int out = openat(pfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode | 0200);
 	int err = out < 0 ? -errno : 0;
 	struct stat st;
 	if (!err && (fstat(out, &st) < 0 || !S_ISREG(st.st_mode)))
@@ -205,9 +201,6 @@ static int restore_file(VrJournal *j, int pfd, const char *name, const VrJournal
 		                          .tv_nsec = r->mtime_ns % 1000000000}};
 		futimens(out, tv);
 	}
-	if (out >= 0)
-		close(out);
-	close(in);
 	return err;
 }
 
@@ -272,16 +265,12 @@ static void uj_keep(UndoJournal *u, int pfd, const char *name, const char *path,
 	if (S_ISREG(st.st_mode)) {
 		char obj[32];
 		snprintf(obj, sizeof obj, "%" PRIu64, u->next++);
-		int in = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-		int out = openat(u->objects_fd, obj, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		vr_cleanup_fd int in = openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		vr_cleanup_fd int out = openat(u->objects_fd, obj, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (in >= 0 && out >= 0 && vr_copy_data(in, out, st.st_size) == 0)
 			uj_write(u, overwrite ? "modified" : "deleted", path, &st, obj, NULL, NULL);
 		else
 			vr_error("undo: %s: cannot keep it in the undo's journal", path);
-		if (in >= 0)
-			close(in);
-		if (out >= 0)
-			close(out);
 	} else if (S_ISLNK(st.st_mode)) {
 		char target[PATH_MAX + 1];
 		ssize_t n = readlinkat(pfd, name, target, sizeof target - 1);
@@ -337,8 +326,8 @@ static void uj_close(UndoJournal *u, int rootfd)
 		struct stat st;
 		bool ok = vr_resolve_parent(rootfd, l->data, &pfd, &name) == 0;
 		if (ok) {
-			ok = fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-			close(pfd);
+			vr_cleanup_fd int parent = pfd;
+			ok = fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 		}
 		if (ok) {
 			uj_write(u, "final", l->data, &st, NULL, NULL, NULL);
@@ -394,7 +383,7 @@ static bool object_changed(VrJournal *j, const VrJournalRecord *r, char **why)
 
 static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry_run, UndoJournal *u)
 {
-	int pfd = -1, r2;
+	vr_cleanup_fd int pfd = -1;
 	const char *name;
 	int err = vr_resolve_parent(rootfd, r->path, &pfd, &name);
 	if (err < 0)
@@ -425,11 +414,9 @@ static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry
 		    !(errno == EEXIST && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode)))
 			err = -errno;
 		if (!dry_run && !err) {
-			int dfd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			vr_cleanup_fd int dfd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (dfd < 0 || fchmod(dfd, (mode_t)r->mode & 07777) < 0)
 				err = -errno;
-			if (dfd >= 0)
-				close(dfd);
 		}
 	} else if (strcmp(op, "deleted") == 0 && g_strcmp0(r->type, "symlink") == 0 && r->target) {
 		printf("restored %s -> %s\n", r->shown_path, r->shown_target);
@@ -444,7 +431,7 @@ static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry
 		if (!dry_run && mkfifoat(pfd, name, (mode_t)r->mode & 07777) < 0)
 			err = -errno;
 	} else if ((strcmp(op, "renamed") == 0 || strcmp(op, "exchanged") == 0) && r->new_path) {
-		int npfd;
+		vr_cleanup_fd int npfd = -1;
 		const char *nname;
 		err = vr_resolve_parent(rootfd, r->new_path, &npfd, &nname);
 		if (err == 0) {
@@ -454,10 +441,9 @@ static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry
 			unsigned flags = strcmp(op, "exchanged") == 0 ? RENAME_EXCHANGE : RENAME_NOREPLACE;
 			if (!dry_run && renameat2(npfd, nname, pfd, name, flags) < 0)
 				err = -errno;
-			close(npfd);
 		}
 	} else if (strcmp(op, "chmod") == 0 && r->mode >= 0) {
-		int fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		vr_cleanup_fd int fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0) {
 			err = -errno;
 		} else {
@@ -469,22 +455,18 @@ static int undo_one(VrJournal *j, int rootfd, const VrJournalRecord *r, bool dry
 				if (!dry_run && chmod(proc, (mode_t)r->mode & 07777) < 0)
 					err = -errno;
 			}
-			close(fd);
 		}
 	} else if (strcmp(op, "skipped") == 0) {
 		/* One that names an object gave up that object: the record using
 		 * it says so. */
-		r2 = r->object ? 0 : -EFBIG;
-		close(pfd);
-		return r2;
+		return r->object ? 0 : -EFBIG;
 	}
-	close(pfd);
 	return err;
 }
 
 int vr_undo_apply(VrJournal *j, const char *project, char **paths, bool force, bool dry_run)
 {
-	int rootfd = open_root(project);
+	vr_cleanup_fd int rootfd = open_root(project);
 	if (rootfd < 0)
 		return VR_EXIT_ERROR;
 	if (!j->complete)
@@ -522,10 +504,8 @@ int vr_undo_apply(VrJournal *j, const char *project, char **paths, bool force, b
 		g_hash_table_add(tainted, r);
 		refused++;
 	}
-	if (refused && !force) {
-		close(rootfd);
+	if (refused && !force)
 		return 1;
-	}
 	int failed = (int)g_hash_table_size(tainted);
 	g_autoptr(GHashTable) not_kept = g_hash_table_new(g_str_hash, g_str_equal);
 	UndoJournal *u = dry_run ? NULL : uj_open(j, project);
@@ -548,6 +528,5 @@ int vr_undo_apply(VrJournal *j, const char *project, char **paths, bool force, b
 		}
 	}
 	uj_close(u, rootfd);
-	close(rootfd);
 	return failed ? 1 : VR_EXIT_OK;
 }
