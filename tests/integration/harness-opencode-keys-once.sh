@@ -11,15 +11,10 @@
 # @user/@unshare variants are in net-keys.sh.
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
-command -v opencode >/dev/null || vr_skip "opencode is not installed (npm install -g opencode-ai)"
-vr_require_cmd python3 openssl
-vr_require_sandbox
+. "$(dirname "$0")/../lib/opencode-lib.sh"
+vr_opencode_setup
+vr_require_cmd openssl
 VRT="$VR_BIN/vault-run-testhooks"
-
-export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config"
-mkdir -p "$HOME"
-P="$T/project"
-vr_make_demo "$P"
 
 O="$T/origin"
 mkdir -p "$O"
@@ -32,35 +27,11 @@ openssl x509 -req -in "$O/leaf.csr" -CA "$O/ca.pem" -CAkey "$O/ca.key" -CAcreate
 	-extfile "$O/ext" -out "$O/leaf.pem" 2>/dev/null
 cat "$O/leaf.pem" "$O/ca.pem" "$O/leaf.key" >"$O/server.pem"
 
-TLS_CERT="$O/server.pem" TOOL_COMMAND=env REPLY=PONG-WITH-A-KEY \
-	python3 -u "$VR_SOURCE_DIR/tests/helpers/openai-server.py" "$T/served.log" >"$T/srv.out" 2>&1 &
-vr_mount_pids+=("$!")
-MP=
-for _ in $(seq 1 600); do
-	MP=$(sed -n 's/^port \([0-9]*\)$/\1/p' "$T/srv.out")
-	[ -n "$MP" ] && break
-	sleep 0.05
-done
-[ -n "$MP" ] || { cat "$T/srv.out"; vr_fail "the model server did not start"; vr_done; }
+vr_model_server TLS_CERT="$O/server.pem" TOOL_COMMAND=env REPLY=PONG-WITH-A-KEY
 
 # An OpenAI-compatible provider at api.openai.com whose key is the variable
 # (opencode's {env:NAME}): inside, the sentinel.
-cat >"$P/opencode.json" <<JSON
-{
-  "\$schema": "https://opencode.ai/config.json",
-  "provider": {
-    "keyed": {
-      "npm": "@ai-sdk/openai-compatible",
-      "name": "Scripted model behind the profile's key",
-      "options": { "baseURL": "https://api.openai.com/v1", "apiKey": "{env:OPENAI_API_KEY}" },
-      "models": { "fake-model": { "name": "fake model" } }
-    }
-  },
-  "model": "keyed/fake-model",
-  "autoupdate": false,
-  "share": "disabled"
-}
-JSON
+vr_opencode_provider keyed "Scripted model behind the profile's key" https://api.openai.com/v1 "{env:OPENAI_API_KEY}"
 
 REAL=sk-proj-OpencodeReal0123456789abcdefghijklmn
 st=0

@@ -9,44 +9,10 @@
 # are in net-localhost.sh; this one costs a real harness start.
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
-command -v opencode >/dev/null || vr_skip "opencode is not installed (npm install -g opencode-ai)"
-vr_require_cmd python3
-vr_require_sandbox
-
-export HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config"
-mkdir -p "$HOME"
-P="$T/project"
-vr_make_demo "$P"
-
-REPLY=PONG-FROM-THE-BRIDGE python3 -u "$VR_SOURCE_DIR/tests/helpers/openai-server.py" "$T/served.log" \
-	>"$T/srv.out" 2>&1 &
-vr_mount_pids+=("$!")
-MP=
-for _ in $(seq 1 600); do
-	MP=$(sed -n 's/^port \([0-9]*\)$/\1/p' "$T/srv.out")
-	[ -n "$MP" ] && break
-	sleep 0.05
-done
-[ -n "$MP" ] || { cat "$T/srv.out"; vr_fail "the model server did not start"; vr_done; }
-
-# opencode's provider config: an OpenAI-compatible provider with its own
-# baseURL (https://opencode.ai/docs/providers, "Custom provider").
-cat >"$P/opencode.json" <<EOF
-{
-  "\$schema": "https://opencode.ai/config.json",
-  "provider": {
-    "bridge": {
-      "npm": "@ai-sdk/openai-compatible",
-      "name": "Scripted model behind allow-localhost",
-      "options": { "baseURL": "http://127.0.0.1:$MP/v1", "apiKey": "not-a-real-key" },
-      "models": { "fake-model": { "name": "fake model" } }
-    }
-  },
-  "model": "bridge/fake-model",
-  "autoupdate": false,
-  "share": "disabled"
-}
-EOF
+. "$(dirname "$0")/../lib/opencode-lib.sh"
+vr_opencode_setup
+vr_model_server REPLY=PONG-FROM-THE-BRIDGE
+vr_opencode_provider bridge "Scripted model behind allow-localhost" "http://127.0.0.1:$MP/v1" not-a-real-key
 
 st=0
 start=$SECONDS

@@ -9,6 +9,7 @@
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/view-lib.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
+. "$(dirname "$0")/../lib/opencode-lib.sh"
 vr_require_cmd curl python3
 vr_require_sandbox
 
@@ -17,15 +18,7 @@ view_make_demo "$P"
 cd "$P"
 
 # --- the model server on the host's loopback ------------------------------
-python3 -u "$VR_SOURCE_DIR/tests/helpers/openai-server.py" "$T/served.log" >"$T/srv.out" 2>&1 &
-vr_mount_pids+=("$!")
-MP=
-for _ in $(seq 1 600); do
-	MP=$(sed -n 's/^port \([0-9]*\)$/\1/p' "$T/srv.out")
-	[ -n "$MP" ] && break
-	sleep 0.05
-done
-[ -n "$MP" ] || { cat "$T/srv.out"; vr_fail "the model server did not start"; vr_done; }
+vr_model_server
 vr_check "control: /api/pull answers 200 on the host (a refusal inside is the bridge's)" \
 	bash -c "curl -s -f -m 20 --noproxy '*' -X POST -d '{}' http://127.0.0.1:$MP/api/pull | grep -q success"
 : >"$T/served.log"
