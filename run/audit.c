@@ -16,6 +16,7 @@
 #include "audit/read.h"
 #include "audit/sinks.h"
 #include "audit/summary.h"
+#include "common/cleanup.h"
 #include "common/log.h"
 #include "audit/state-dir.h"
 
@@ -166,8 +167,7 @@ void vr_run_audit_send_end(VrRunAudit *a, int exit_status)
 		send_event(a, s);
 	} else if (a->send_fd >= 0) {
 		(void)!send(a->send_fd, s->str, s->len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		close(a->send_fd);
-		a->send_fd = -1;
+		vr_clear_fd(&a->send_fd);
 	}
 	/* SIOCOUTQ on a unix socket: bytes sent but not yet received by the
 	 * peer. The daemon's reader stops on SIGTERM without draining, so wait
@@ -188,10 +188,7 @@ void vr_run_audit_send_end(VrRunAudit *a, int exit_status)
 	 * daemons closed theirs): the daemon's reader sees end-of-file now and
 	 * stops at once, instead of noticing its stop flag on its next poll
 	 * timeout (200 ms added to every run). */
-	if (a->send_fd >= 0) {
-		close(a->send_fd);
-		a->send_fd = -1;
-	}
+	vr_clear_fd(&a->send_fd);
 }
 
 typedef struct {
@@ -344,14 +341,10 @@ void vr_run_audit_print_summary(const VrRunAudit *a)
 
 void vr_run_audit_close(VrRunAudit *a)
 {
-	if (a->log_fd >= 0)
-		close(a->log_fd);
-	if (a->dir_fd >= 0)
-		close(a->dir_fd);
-	if (a->daemon_fd >= 0)
-		close(a->daemon_fd);
-	if (a->send_fd >= 0)
-		close(a->send_fd);
+	vr_clear_fd(&a->log_fd);
+	vr_clear_fd(&a->dir_fd);
+	vr_clear_fd(&a->daemon_fd);
+	vr_clear_fd(&a->send_fd);
 	g_free(a->run_id);
 	g_free(a->view_path);
 	*a = (VrRunAudit){.log_fd = -1, .dir_fd = -1, .daemon_fd = -1, .send_fd = -1};

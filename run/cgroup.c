@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/fd-util.h"
 #include "common/log.h"
 
@@ -244,16 +245,13 @@ typedef struct {
 static gboolean write_file(const char *dir, const char *name, const char *value, char **error)
 {
 	g_autofree char *path = g_build_filename(dir, name, NULL);
-	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	vr_cleanup_fd int fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || vr_write_all(fd, value, strlen(value)) < 0) {
 		int e = errno;
-		if (fd >= 0)
-			close(fd);
 		if (error)
 			*error = g_strdup_printf("cannot write %s to %s: %s", value, path, strerror(e));
 		return FALSE;
 	}
-	close(fd);
 	return TRUE;
 }
 
@@ -524,7 +522,7 @@ static void cgroup_free(VrCgroup *cg)
 
 VrCgroup *vr_cgroup_start(const VrLimits *limits, gboolean host_root)
 {
-	int sv[2];
+	vr_cleanup_pair int sv[2] = {-1, -1};
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		vr_log_errno(errno, "socketpair");
 		return NULL;
@@ -534,8 +532,6 @@ VrCgroup *vr_cgroup_start(const VrLimits *limits, gboolean host_root)
 	pid_t pid = fork();
 	if (pid < 0) {
 		vr_log_errno(errno, "fork");
-		close(sv[0]);
-		close(sv[1]);
 		return NULL;
 	}
 	if (pid == 0) {
@@ -559,12 +555,12 @@ VrCgroup *vr_cgroup_start(const VrLimits *limits, gboolean host_root)
 		vr_close_from(4);
 		helper_main(3, limits, host_root);
 	}
-	close(sv[1]);
+	vr_clear_fd(&sv[1]);
 	int st;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	VrCgroup *cg = g_new0(VrCgroup, 1);
-	cg->sock = sv[0];
+	cg->sock = vr_steal_fd(&sv[0]);
 	g_autofree char *r = receive(cg);
 	if (!r || strcmp(r, "ok") != 0) {
 		g_autofree char *desc = vr_limits_describe(limits);

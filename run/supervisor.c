@@ -315,13 +315,12 @@ static void dry_run(VrRun *r)
 
 static int check_fuse(void)
 {
-	int fuse_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+	vr_cleanup_fd int fuse_fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
 	if (fuse_fd < 0) {
 		vr_error("/dev/fuse: %s (the project view needs FUSE: load the fuse module or get access to /dev/fuse)",
 		         strerror(errno));
 		return -1;
 	}
-	close(fuse_fd);
 	return 0;
 }
 
@@ -416,7 +415,7 @@ static pid_t clone_sandbox(VrRun *r, int *ret_sync)
 	sandbox_spec(r, &spec);
 	/* A socket, not a pipe: the child may have died building its root
 	 * when the second byte goes out (MSG_NOSIGNAL, no SIGPIPE). */
-	int sync[2];
+	vr_cleanup_pair int sync[2] = {-1, -1};
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sync) < 0)
 		return vr_log_errno(errno, "socketpair");
 	spec.sync_fd = sync[0];
@@ -433,18 +432,14 @@ static pid_t clone_sandbox(VrRun *r, int *ret_sync)
 		vr_sandbox_main(&spec);
 	}
 	int e = errno;
-	close(sync[0]);
-	if (pid < 0) {
-		close(sync[1]);
+	vr_clear_fd(&sync[0]);
+	if (pid < 0)
 		return vr_log_errno(e, "cannot create the sandbox namespaces");
-	}
 	for (guint i = 0; i < r->views->views->len; i++) { /* the sandbox attaches its copies */
 		VrExtraView *v = r->views->views->pdata[i];
-		if (v->tree_fd >= 0)
-			close(v->tree_fd);
-		v->tree_fd = -1;
+		vr_clear_fd(&v->tree_fd);
 	}
-	*ret_sync = sync[1];
+	*ret_sync = vr_steal_fd(&sync[1]);
 	return pid;
 }
 
@@ -454,7 +449,7 @@ static pid_t clone_sandbox(VrRun *r, int *ret_sync)
 static int start_proxy(VrRun *r, pid_t sandbox)
 {
 	g_autofree char *ns = g_strdup_printf("/proc/%d/ns/net", (int)sandbox);
-	int netns = open(ns, O_RDONLY | O_CLOEXEC);
+	vr_cleanup_fd int netns = open(ns, O_RDONLY | O_CLOEXEC);
 	int ret = netns < 0 ? -errno : 0;
 	g_autofree char *ca_pem = NULL;
 	if (ret == 0) {
@@ -466,10 +461,8 @@ static int start_proxy(VrRun *r, pid_t sandbox)
 		/* The CA lives as long as the run may (a day past --timeout). */
 		r->popts.ca_valid_s = r->plan->timeout > 0 ? (gint64)r->plan->timeout + 24 * 3600 : 0;
 		ret = vr_proxy_spawn_tls(&r->popts, netns, &r->proxy, &ca_pem);
-		close(netns);
-		if (r->keys.values_fd >= 0)
-			close(r->keys.values_fd);
-		r->keys.values_fd = -1;
+		vr_clear_fd(&netns);
+		vr_clear_fd(&r->keys.values_fd);
 	}
 	if (ret < 0) {
 		r->proxy = -1;
@@ -541,18 +534,14 @@ static int start_sandbox(VrRun *r)
 static void wait_for_sandbox(VrRun *r)
 {
 	vr_run_wait(r);
-	close(r->sfd);
-	r->sfd = -1;
+	vr_clear_fd(&r->sfd);
 }
 
 static void close_ready_pipes(VrRun *r)
 {
-	if (r->daemon_ready >= 0)
-		close(r->daemon_ready);
-	r->daemon_ready = -1;
+	vr_clear_fd(&r->daemon_ready);
 	for (guint i = 0; i < r->guard_ready->len; i++)
-		if (g_array_index(r->guard_ready, int, i) >= 0)
-			close(g_array_index(r->guard_ready, int, i));
+		vr_clear_fd(&g_array_index(r->guard_ready, int, i));
 	g_array_set_size(r->guard_ready, 0);
 }
 

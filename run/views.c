@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/log.h"
 #include "sandbox/sandbox.h"
 
@@ -110,12 +111,9 @@ static void view_free(gpointer p)
 	g_clear_pointer(&e->readonly, g_ptr_array_unref);
 	g_free(e->source);
 	g_clear_pointer(&e->policy, vr_policy_free);
-	if (e->root_fd >= 0)
-		close(e->root_fd);
-	if (e->ready_fd >= 0)
-		close(e->ready_fd);
-	if (e->tree_fd >= 0)
-		close(e->tree_fd);
+	vr_clear_fd(&e->root_fd);
+	vr_clear_fd(&e->ready_fd);
+	vr_clear_fd(&e->tree_fd);
 	g_free(e->label);
 	g_free(e);
 }
@@ -445,41 +443,23 @@ int vr_views_clone_tree(pid_t daemon, const char *what, int *ret_fd)
 	*ret_fd = -1;
 	char ns[64];
 	snprintf(ns, sizeof ns, "/proc/%d/ns/mnt", (int)daemon);
-	int theirs = open(ns, O_RDONLY | O_CLOEXEC);
-	int ours = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
-	int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	int r = 0;
-	if (theirs < 0 || ours < 0 || cwd < 0) {
-		r = vr_log_errno(errno, "cannot reach the mount namespace of %s", what);
-		goto out;
-	}
-	if (setns(theirs, CLONE_NEWNS) < 0) {
-		r = vr_log_errno(errno, "cannot enter the mount namespace of %s", what);
-		goto out;
-	}
-	int fd = open_tree(AT_FDCWD, VR_VIEWS_MOUNTPOINT, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	vr_cleanup_fd int theirs = open(ns, O_RDONLY | O_CLOEXEC);
+	vr_cleanup_fd int ours = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	vr_cleanup_fd int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (theirs < 0 || ours < 0 || cwd < 0)
+		return vr_log_errno(errno, "cannot reach the mount namespace of %s", what);
+	if (setns(theirs, CLONE_NEWNS) < 0)
+		return vr_log_errno(errno, "cannot enter the mount namespace of %s", what);
+	vr_cleanup_fd int fd = open_tree(AT_FDCWD, VR_VIEWS_MOUNTPOINT, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	int e = errno;
 	/* Back before anything else: every later path of ours means our
 	 * namespace. Failing that, nothing of the run can go on. */
-	if (setns(ours, CLONE_NEWNS) < 0 || fchdir(cwd) < 0) {
-		if (fd >= 0)
-			close(fd);
-		r = vr_log_errno(errno, "cannot come back from the mount namespace of %s", what);
-		goto out;
-	}
-	if (fd < 0) {
-		r = vr_log_errno(e, "cannot take the mount of %s", what);
-		goto out;
-	}
-	*ret_fd = fd;
-out:
-	if (theirs >= 0)
-		close(theirs);
-	if (ours >= 0)
-		close(ours);
-	if (cwd >= 0)
-		close(cwd);
-	return r;
+	if (setns(ours, CLONE_NEWNS) < 0 || fchdir(cwd) < 0)
+		return vr_log_errno(errno, "cannot come back from the mount namespace of %s", what);
+	if (fd < 0)
+		return vr_log_errno(e, "cannot take the mount of %s", what);
+	*ret_fd = vr_steal_fd(&fd);
+	return 0;
 }
 
 int vr_views_enter_own_mount_ns(void)

@@ -82,11 +82,9 @@ static void make_mount_point(const char *dest, bool dir)
 		return;
 	}
 	parent_dirs(dest);
-	int fd = open(dest, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0444);
+	vr_cleanup_fd int fd = open(dest, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0444);
 	if (fd < 0 && errno != EEXIST && errno != EISDIR && errno != EROFS && errno != EACCES)
 		vr_die_errno(VR_EXIT_ERROR, errno, "cannot create %s in the sandbox", dest + strlen(NEW));
-	if (fd >= 0)
-		close(fd);
 }
 
 /* nosuid(+nodev)(+rdonly) on path and every mount below it. mount_setattr
@@ -123,21 +121,17 @@ static void set_attrs(const char *path, bool ro, bool nodev)
 static int open_nofollow(const char *src, struct stat *st)
 {
 	vr_cleanup_fd int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	int dir = -1;
+	vr_cleanup_fd int dir = -1;
 	const char *name;
 	int r = root < 0 ? -errno : vr_resolve_parent(root, src + 1, &dir, &name);
 	if (r < 0)
 		return r;
-	int fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	r = fd < 0 ? -errno : 0;
-	close(dir);
-	if (r == 0 && fstat(fd, st) < 0)
-		r = -errno;
-	if (r == 0 && S_ISLNK(st->st_mode))
-		r = -ELOOP;
-	if (r < 0 && fd >= 0)
-		close(fd);
-	return r < 0 ? r : fd;
+	vr_cleanup_fd int fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, st) < 0)
+		return -errno;
+	if (S_ISLNK(st->st_mode))
+		return -ELOOP;
+	return vr_steal_fd(&fd);
 }
 
 static void bind_nofollow(const VrSandboxOp *op, const char *src, const char *dest)
@@ -149,11 +143,11 @@ static void bind_nofollow(const VrSandboxOp *op, const char *src, const char *de
 	if (fd < 0)
 		vr_die_errno(VR_EXIT_ERROR, -fd, "bind source %s", op->src);
 	make_mount_point(dest, S_ISDIR(st.st_mode));
-	int tree = (int)open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	vr_cleanup_fd int tree = (int)open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 	if (tree < 0 || move_mount(tree, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
 		vr_die_errno(VR_EXIT_ERROR, errno, "cannot bind %s to %s", op->src, op->dest);
-	close(tree);
-	close(fd);
+	vr_clear_fd(&tree);
+	vr_clear_fd(&fd);
 	set_attrs(dest, op->flags & VR_BIND_RO, !(op->flags & VR_BIND_DEV));
 }
 
