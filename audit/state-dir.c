@@ -168,14 +168,14 @@ int vr_state_create_run_log(const char *project, const char *run_id, int *ret_fd
 {
 	if (!vr_state_run_id_valid(run_id))
 		return -EINVAL;
-	int dfd;
+	vr_cleanup_fd int dfd = -1;
 	int err = vr_state_open_project_dir(project, true, &dfd);
 	if (err < 0)
 		return err;
 	g_autofree char *leaf = g_strconcat(run_id, ".jsonl", NULL);
 	int fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC | O_NOCTTY, 0600);
 	err = fd < 0 ? -errno : 0;
-	close(dfd);
+	vr_clear_fd(&dfd);
 	if (err < 0)
 		return err;
 	if (ret_path) {

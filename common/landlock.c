@@ -2,6 +2,7 @@
  * (include/uapi/linux/landlock.h), declared here because the installed
  * header may predate the running kernel's ABI. */
 #include "common/landlock.h"
+#include "common/cleanup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -106,12 +107,10 @@ int vr_landlock_allow_path(VrLandlock *ll, const char *path, uint64_t access)
 {
 	if (ll->ruleset_fd < 0)
 		return 0;
-	int fd = open(path, O_PATH | O_CLOEXEC);
+	vr_cleanup_fd int fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT || errno == ENOTDIR ? 0 : -errno;
-	int r = vr_landlock_allow_fd(ll, fd, access);
-	close(fd);
-	return r;
+	return vr_landlock_allow_fd(ll, fd, access);
 }
 
 int vr_landlock_enforce(VrLandlock *ll)
@@ -127,7 +126,5 @@ int vr_landlock_enforce(VrLandlock *ll)
 
 void vr_landlock_abandon(VrLandlock *ll)
 {
-	if (ll->ruleset_fd >= 0)
-		close(ll->ruleset_fd);
-	ll->ruleset_fd = -1;
+	vr_clear_fd(&ll->ruleset_fd);
 }

@@ -1,4 +1,5 @@
 #include "common/seccomp-util.h"
+#include "common/cleanup.h"
 
 #include <errno.h>
 #include <linux/seccomp.h>
@@ -62,7 +63,7 @@ int vr_seccomp_export(scmp_filter_ctx ctx, VrSeccompProg *prog)
 {
 	prog->insns = NULL;
 	prog->len = 0;
-	int fd = memfd_create("vr-seccomp", MFD_CLOEXEC);
+	vr_cleanup_fd int fd = memfd_create("vr-seccomp", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	int r = seccomp_export_bpf(ctx, fd);
@@ -76,7 +77,7 @@ int vr_seccomp_export(scmp_filter_ctx ctx, VrSeccompProg *prog)
 		r = -ENOMEM;
 	if (r == 0 && pread(fd, prog->insns, (size_t)st.st_size, 0) != st.st_size)
 		r = -EIO;
-	close(fd);
+	vr_clear_fd(&fd);
 	if (r < 0) {
 		vr_seccomp_prog_free(prog);
 		return r;

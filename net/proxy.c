@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "audit/json.h"
+#include "common/cleanup.h"
 #include "common/fd-util.h"
 #include "common/log.h"
 #include "common/proc.h"
@@ -412,19 +413,16 @@ static int listen_on(const char *host, guint16 port, int *ret_fd)
 	} else {
 		return -EINVAL;
 	}
-	int fd = socket(a.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	vr_cleanup_fd int fd = socket(a.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
 	int one = 1;
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	if (a.sa.sa_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-	if (bind(fd, &a.sa, len) < 0 || listen(fd, 512) < 0) {
-		int e = errno;
-		close(fd);
-		return -e;
-	}
-	*ret_fd = fd;
+	if (bind(fd, &a.sa, len) < 0 || listen(fd, 512) < 0)
+		return -errno;
+	*ret_fd = vr_steal_fd(&fd);
 	return 0;
 }
 
@@ -456,7 +454,7 @@ static int listen_all(const GArray *specs, int *fds)
  * until it is up. Best effort: bind reports the real problem. */
 static void loopback_up(void)
 {
-	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	vr_cleanup_fd int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return;
 	struct ifreq ifr = {0};
@@ -465,7 +463,6 @@ static void loopback_up(void)
 		ifr.ifr_flags |= IFF_UP;
 		ioctl(s, SIOCSIFFLAGS, &ifr);
 	}
-	close(s);
 }
 
 /* Bounds the message that carries the sockets out of the netns. */
@@ -483,16 +480,12 @@ static int listen_in_netns(int netns_fd, const GArray *specs, int *fds)
 {
 	if (specs->len > MAX_LISTENERS)
 		return -E2BIG;
-	int sp[2];
+	vr_cleanup_pair int sp[2] = {-1, -1};
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return -errno;
 	pid_t pid = fork();
-	if (pid < 0) {
-		int e = errno;
-		close(sp[0]);
-		close(sp[1]);
-		return -e;
-	}
+	if (pid < 0)
+		return -errno;
 	if (pid == 0) {
 		ListenReport rep = {0};
 		int lfds[MAX_LISTENERS], sent[MAX_LISTENERS], n = 0;
@@ -522,7 +515,7 @@ static int listen_in_netns(int netns_fd, const GArray *specs, int *fds)
 		}
 		_exit(sendmsg(sp[1], &msg, MSG_NOSIGNAL) < 0 ? 1 : 0);
 	}
-	close(sp[1]);
+	vr_clear_fd(&sp[1]);
 	ListenReport rep = {.r = -EIO};
 	char cbuf[CMSG_SPACE(sizeof(int) * MAX_LISTENERS)] = {0};
 	struct iovec iov = {.iov_base = &rep, .iov_len = sizeof rep};
@@ -530,7 +523,7 @@ static int listen_in_netns(int netns_fd, const GArray *specs, int *fds)
 	ssize_t got;
 	while ((got = recvmsg(sp[0], &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
-	close(sp[0]);
+	vr_clear_fd(&sp[0]);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
 	if (got != (ssize_t)sizeof rep)
@@ -646,16 +639,12 @@ static int start_tls(const VrProxyOptions *opts, VrProxyTls **ret_tls, char **re
 
 int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid, char **ret_ca_pem)
 {
-	int pipefd[2];
+	vr_cleanup_pair int pipefd[2] = {-1, -1};
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
 	pid_t pid = vr_fork_helper(SIGKILL, 1);
-	if (pid < 0) {
-		int e = errno;
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return -e;
-	}
+	if (pid < 0)
+		return -errno;
 	if (pid == 0) {
 		/* The child: everything glib happens from here on, never in the
 		 * (single-threaded) supervisor. */
@@ -694,7 +683,7 @@ int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid,
 		o.keys_fd = -1;
 		_exit(serve(&o, specs, fds, tls) < 0 ? 1 : 0);
 	}
-	close(pipefd[1]);
+	vr_clear_fd(&pipefd[1]);
 	int r = 0;
 	ssize_t n = vr_read_all(pipefd[0], &r, sizeof r);
 	gboolean tls = opts->keys || (opts->read_hosts && opts->read_hosts->len);
@@ -713,7 +702,7 @@ int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid,
 		else
 			g_free(pem);
 	}
-	close(pipefd[0]);
+	vr_clear_fd(&pipefd[0]);
 	if (n != (ssize_t)sizeof r || r < 0) {
 		if (n != (ssize_t)sizeof r)
 			r = n < 0 ? (int)n : -ECHILD;

@@ -136,10 +136,8 @@ int vr_audit_file_open(const char *path, const VrAuditUnder *under, size_t n, Vr
 
 void vr_audit_file_close(VrAuditFile *f)
 {
-	if (f->fd >= 0)
-		close(f->fd);
-	if (f->dir_fd >= 0)
-		close(f->dir_fd);
+	vr_clear_fd(&f->fd);
+	vr_clear_fd(&f->dir_fd);
 	g_free(f->path);
 	*f = (VrAuditFile){-1, -1, NULL};
 }

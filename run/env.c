@@ -15,6 +15,7 @@
 #include "policy/config.h"
 #include "run/dotenv.h"
 #include "net/keys.h"
+#include "common/cleanup.h"
 #include "common/log.h"
 
 static const char *const default_allow[] = {
@@ -51,12 +52,10 @@ static gboolean env_fail(GError **error, const VrEnvOp *op, const char *fmt, ...
 /* The file's text, read here, outside, as the user. */
 static char *read_env_file(const VrEnvOp *op, GError **error)
 {
-	int fd = open(op->name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	vr_cleanup_fd int fd = open(op->name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		int e = errno;
-		if (fd >= 0)
-			close(fd);
 		/* `a:b` read as the file a and the name b: say how to name a:b. */
 		g_autofree char *whole = op->value ? g_strconcat(op->name, ":", op->value, NULL) : NULL;
 		if (whole && g_file_test(whole, G_FILE_TEST_EXISTS))
@@ -67,7 +66,6 @@ static char *read_env_file(const VrEnvOp *op, GError **error)
 		return NULL;
 	}
 	if (S_ISREG(st.st_mode) && st.st_size > MAX_ENV_FILE_SIZE) {
-		close(fd);
 		env_fail(error, op, "larger than 1 MiB; expected a dotenv file (NAME=VALUE lines)");
 		return NULL;
 	}
@@ -81,7 +79,7 @@ static char *read_env_file(const VrEnvOp *op, GError **error)
 			break;
 	}
 	int e = errno;
-	close(fd);
+	vr_clear_fd(&fd);
 	if (n < 0 || s->len > MAX_ENV_FILE_SIZE) {
 		g_string_free(s, TRUE);
 		if (n < 0)

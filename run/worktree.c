@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/fd-util.h"
 #include "common/gitfile.h"
 #include "common/log.h"
@@ -28,25 +29,18 @@ static const char *const git_readonly[] = {
  * file type. */
 static ssize_t read_dotgit(const char *project, char *buf, size_t size)
 {
-	int dfd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	vr_cleanup_fd int dfd = open(project, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return 0; /* the supervisor reports a missing project */
-	int fd = openat(dfd, ".git", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	close(dfd);
+	vr_cleanup_fd int fd = openat(dfd, ".git", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return 0; /* none, a directory, a symlink (never followed), or the project's own trouble */
 	struct stat st;
-	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode)) {
-		close(fd);
+	if (fstat(fd, &st) < 0 || S_ISDIR(st.st_mode))
 		return 0;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
+	if (!S_ISREG(st.st_mode))
 		return -EINVAL;
-	}
-	ssize_t n = vr_read_all(fd, buf, size);
-	close(fd);
-	return n;
+	return vr_read_all(fd, buf, size);
 }
 
 static gboolean is_under(const char *path, const char *dir)
@@ -86,13 +80,13 @@ gboolean vr_run_apply_worktree(VrRunPlan *plan, GError **error)
 
 	/* Decided from "/" on plain names: the content comes from the project,
 	 * which an earlier run's agent may have written ("gitdir: $HOME"). */
-	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	vr_cleanup_fd int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return TRUE;
 	VrGitfileCheck c = {.root_fd = root, .root = "/", .dir = project, .when = VR_GITFILE_AT_START};
 	VrGitfileVerdict v;
 	int r = vr_gitfile_check(&c, buf, (size_t)n, &v);
-	close(root);
+	vr_clear_fd(&root);
 	if (r < 0) {
 		char named[PATH_MAX] = "";
 		if (vr_gitfile_parse(buf, (size_t)n, named, sizeof named) < 0)
