@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/fd-util.h"
 #include "common/gitfile.h"
 #include "common/log.h"
@@ -85,12 +86,9 @@ void vr_git_history_close_inherited(void)
 	if (!current)
 		return;
 	for (int i = 0; i < N_GIT; i++)
-		if (current->out[i] >= 0)
-			close(current->out[i]);
-	if (current->content_out >= 0)
-		close(current->content_out);
-	if (current->state_dirfd >= 0)
-		close(current->state_dirfd);
+		vr_clear_fd(&current->out[i]);
+	vr_clear_fd(&current->content_out);
+	vr_clear_fd(&current->state_dirfd);
 	current = NULL;
 }
 
@@ -114,14 +112,13 @@ static char *find_git_dir(const char *project, gboolean *ret_is_file)
 		return NULL;
 	/* Only what the run itself would open (run/worktree.c): a .git file
 	 * an agent wrote must not send even this host-side git elsewhere. */
-	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	vr_cleanup_fd int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return NULL;
 	g_autofree char *dir = realpath(project, NULL);
 	VrGitfileCheck c = {.root_fd = root, .root = "/", .dir = dir ? dir : project, .when = VR_GITFILE_AT_START};
 	VrGitfileVerdict v;
 	int r = dir ? vr_gitfile_check(&c, text, len, &v) : -ENOENT;
-	close(root);
 	return r == 0 ? g_strdup(v.gitdir) : NULL;
 }
 
@@ -248,7 +245,7 @@ static char *content_key(const VrGitHistory *h, const char *key)
 
 static GPtrArray *cache_read(int dirfd, const char *name, const char *magic, const char *key, gboolean *ret_slow)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	vr_cleanup_fd int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
 	struct stat st;
@@ -260,7 +257,7 @@ static GPtrArray *cache_read(int dirfd, const char *name, const char *magic, con
 		else
 			data[st.st_size] = '\0';
 	}
-	close(fd);
+	vr_clear_fd(&fd);
 	if (!data)
 		return NULL;
 	g_autofree char *own = data;
@@ -725,8 +722,7 @@ VrGitHistory *vr_git_history_start(const char *project, const VrPolicy *policy, 
 			h->cached_masked = cache_read(h->state_dirfd, CONTENT_NAME, CONTENT_MAGIC, h->content_key, &unused);
 		}
 		if (h->cached && (h->cached_masked || !h->scan_on)) {
-			close(h->state_dirfd); /* nothing to write back */
-			h->state_dirfd = -1;
+			vr_clear_fd(&h->state_dirfd); /* nothing to write back */
 			h->start_cost = g_get_monotonic_time() - h->started;
 			return h;
 		}
@@ -755,14 +751,12 @@ VrGitHistory *vr_git_history_start(const char *project, const VrPolicy *policy, 
  * then. *ret_ok: git exited 0. */
 static gboolean ended_by(pid_t pid, gint64 deadline, gboolean *ret_ok)
 {
-	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	vr_cleanup_fd int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	*ret_ok = FALSE;
 	for (;;) {
 		int st;
 		pid_t r = waitpid(pid, &st, WNOHANG);
 		if (r == pid || (r < 0 && errno != EINTR)) {
-			if (pfd >= 0)
-				close(pfd);
 			*ret_ok = r == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 			return TRUE;
 		}
@@ -777,8 +771,6 @@ static gboolean ended_by(pid_t pid, gint64 deadline, gboolean *ret_ok)
 			nanosleep(&ts, NULL);
 		}
 	}
-	if (pfd >= 0)
-		close(pfd);
 	return FALSE;
 }
 
@@ -917,12 +909,9 @@ GPtrArray *vr_git_history_finish(VrGitHistory *h, int timeout_ms, int *ret_slow,
 	         content_done ? "" : " (content check not done yet)", from_cache ? "cached verdict" : "git ran",
 	         (double)h->start_cost / 1000, (double)(now - wait_from) / 1000, (double)(now - h->started) / 1000);
 	for (int i = 0; i < N_GIT; i++)
-		if (h->out[i] >= 0)
-			close(h->out[i]);
-	if (h->content_out >= 0)
-		close(h->content_out);
-	if (h->state_dirfd >= 0)
-		close(h->state_dirfd);
+		vr_clear_fd(&h->out[i]);
+	vr_clear_fd(&h->content_out);
+	vr_clear_fd(&h->state_dirfd);
 	if (current == h)
 		current = NULL;
 	g_free(h->key);
