@@ -82,10 +82,8 @@ void vr_journal_free(VrJournal *j)
 	g_free(j->dir);
 	g_free(j->project);
 	g_free(j->run);
-	if (j->dir_fd >= 0)
-		close(j->dir_fd);
-	if (j->objects_fd >= 0)
-		close(j->objects_fd);
+	vr_clear_fd(&j->dir_fd);
+	vr_clear_fd(&j->objects_fd);
 	g_ptr_array_unref(j->records);
 	g_hash_table_unref(j->final);
 	g_hash_table_unref(j->seals);

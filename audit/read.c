@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
+
 #define CHUNK (64u << 10)
 
 struct VrAuditReader {
@@ -68,8 +70,7 @@ void vr_audit_reader_free(VrAuditReader *r)
 {
 	if (!r)
 		return;
-	if (r->fd >= 0)
-		close(r->fd);
+	vr_clear_fd(&r->fd);
 	g_free(r->name);
 	g_free(r->buf);
 	g_free(r);
@@ -88,8 +89,7 @@ void vr_audit_reader_reset(VrAuditReader *r, int new_fd)
 	r->start = r->end = 0;
 	r->skipping = false;
 	if (new_fd >= 0) {
-		if (r->fd >= 0)
-			close(r->fd);
+		vr_clear_fd(&r->fd);
 		r->fd = new_fd;
 	}
 }

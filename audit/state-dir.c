@@ -215,7 +215,7 @@ int vr_state_list_runs(const char *project, GPtrArray **ret)
 	GPtrArray *runs = g_ptr_array_new_with_free_func((GDestroyNotify)vr_state_run_free);
 	/* The checked open: a symlink or a foreign directory in the state
 	 * path is refused (one message), never listed. */
-	int pfd;
+	vr_cleanup_fd int pfd = -1;
 	err = vr_state_open_project_dir(project, false, &pfd);
 	if (err < 0) {
 		if (err == -ENOENT) {
@@ -225,17 +225,16 @@ int vr_state_list_runs(const char *project, GPtrArray **ret)
 		g_ptr_array_unref(runs);
 		return err;
 	}
-	int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	vr_cleanup_fd int dfd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	err = dfd < 0 ? -errno : 0;
-	close(pfd);
+	vr_clear_fd(&pfd);
 	if (err < 0) {
 		g_ptr_array_unref(runs);
 		return err;
 	}
-	DIR *d = fdopendir(dfd);
+	DIR *d = vr_fdopendir(&dfd);
 	if (!d) {
 		err = -errno;
-		close(dfd);
 		g_ptr_array_unref(runs);
 		return err;
 	}
@@ -248,7 +247,7 @@ int vr_state_list_runs(const char *project, GPtrArray **ret)
 		if (!vr_state_run_id_valid(id))
 			continue;
 		struct stat st;
-		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		VrStateRun *r = g_new0(VrStateRun, 1);
 		r->run_id = g_steal_pointer(&id);

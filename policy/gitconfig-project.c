@@ -417,8 +417,7 @@ void vr_policy_protect_git_configs(VrPolicy *policy, const char *project_dir)
 		}
 		read_modules(&s, ".git/modules", 0);
 	}
-	if (s.rootfd >= 0)
-		close(s.rootfd);
+	vr_clear_fd(&s.rootfd);
 	g_hash_table_unref(s.read);
 	g_hash_table_unref(s.rules);
 }

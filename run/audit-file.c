@@ -31,7 +31,7 @@ static const VrAuditUnder *under_of(int dir_fd, const struct stat *file, const V
 			return &under[i];
 	if (dir_fd < 0)
 		return NULL;
-	int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
+	vr_cleanup_fd int fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 3);
 	const VrAuditUnder *hit = NULL;
 	/* 4096: deeper than PATH_MAX allows; a loop guard, never reached. */
 	for (int depth = 0; fd >= 0 && !hit && depth < 4096; depth++) {
@@ -43,13 +43,11 @@ static const VrAuditUnder *under_of(int dir_fd, const struct stat *file, const V
 				hit = &under[i];
 		int up = openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		bool top = up < 0 || fstat(up, &up_st) < 0 || same_file(&st, &up_st); /* "/" is its own parent */
-		close(fd);
+		vr_closep(&fd);
 		fd = up;
 		if (top)
 			break;
 	}
-	if (fd >= 0)
-		close(fd);
 	return hit;
 }
 

@@ -516,7 +516,7 @@ static char *receive(VrCgroup *cg)
 
 static void cgroup_free(VrCgroup *cg)
 {
-	close(cg->sock);
+	vr_clear_fd(&cg->sock);
 	g_free(cg);
 }
 

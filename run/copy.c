@@ -356,7 +356,7 @@ void vr_run_copies_clear(VrRunCopies *c)
 	if (c->dir)
 		rmdir(c->dir);
 	if (c->lock_fd > 0)
-		close(c->lock_fd);
+		vr_closep(&c->lock_fd);
 	c->lock_fd = -1;
 	g_clear_pointer(&c->dir, g_free);
 	g_clear_pointer(&c->items, g_ptr_array_unref);

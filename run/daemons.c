@@ -129,8 +129,7 @@ static int await_line(pid_t *pid, int *ready_fd, const char *want, const char *w
 	ssize_t n = w < 0 ? w : vr_read_line(*ready_fd, buf, sizeof buf);
 	if (n > 0 && strcmp(buf, want) == 0)
 		return 0;
-	close(*ready_fd);
-	*ready_fd = -1;
+	vr_clear_fd(ready_fd);
 	if (w == -ETIMEDOUT) {
 		vr_error("%s did not say it was %s within %g s; stopping", what,
 		         strcmp(want, "ready") == 0 ? "ready" : "mounted", timeout_ms / 1000.0);
@@ -238,8 +237,7 @@ static pid_t start_extra_view(VrExtraView *e, const VrRun *r, int *filter_fd)
 	o.audit_root = e->root;
 	e->pid = start_daemon(&o, (const int[]){audit->daemon_fd, audit->log_fd, audit->dir_fd, -1}, true,
 	                      &e->ready_fd, filter_fd);
-	close(e->root_fd); /* the daemon has it */
-	e->root_fd = -1;
+	vr_clear_fd(&e->root_fd); /* the daemon has it */
 	return e->pid;
 }
 
@@ -359,8 +357,7 @@ int vr_run_start_daemons(VrRun *r)
 	if (ret == 0)
 		r->daemon = start_view(r, &r->daemon_ready, &filter);
 	/* Only the daemon reads the events; nobody else may hold its end. */
-	close(r->audit.daemon_fd);
-	r->audit.daemon_fd = -1;
+	vr_clear_fd(&r->audit.daemon_fd);
 	if (ret == 0 && r->daemon < 0)
 		ret = -1;
 	/* The daemon's filter is compiled while it mounts, not in the daemon

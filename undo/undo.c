@@ -297,10 +297,8 @@ static UndoJournal *uj_open(VrJournal *j, const char *project)
 	    (u->manifest_fd = openat(u->dir_fd, "manifest.jsonl",
 	                             O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0) {
 		vr_error("undo: cannot create its own journal %s: %s", u->dir, g_strerror(errno));
-		if (u->dir_fd >= 0)
-			close(u->dir_fd);
-		if (u->objects_fd >= 0)
-			close(u->objects_fd);
+		vr_clear_fd(&u->dir_fd);
+		vr_clear_fd(&u->objects_fd);
 		g_free(u->dir);
 		g_free(u);
 		return NULL;
@@ -341,9 +339,9 @@ static void uj_close(UndoJournal *u, int rootfd)
 	g_list_free(keys);
 	uj_append(u, vr_journal_record_new(++u->seq, "stop"));
 	fsync(u->manifest_fd);
-	close(u->manifest_fd);
-	close(u->objects_fd);
-	close(u->dir_fd);
+	vr_clear_fd(&u->manifest_fd);
+	vr_clear_fd(&u->objects_fd);
+	vr_clear_fd(&u->dir_fd);
 	g_hash_table_unref(u->paths);
 	printf("undo journal: %s (vault-run undo %s reverses this undo)\n", u->dir, u->dir);
 	g_free(u->dir);
