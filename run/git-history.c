@@ -371,9 +371,7 @@ static void git_outputs(const char *git, const char *gitdir, const char *project
 	for (int i = 0; i < n; i++) {
 		gboolean ok = FALSE;
 		if (pid[i] < 0 || !wait_until(pid[i], deadline, &ok) || !ok) {
-			if (ret[i] >= 0)
-				close(ret[i]);
-			ret[i] = -1;
+			vr_clear_fd(&ret[i]);
 		}
 	}
 }
@@ -626,8 +624,7 @@ static _Noreturn void content_main(VrGitHistory *h, const char *git, const char 
 	each_record(fd[0], add_from_tree, &t); /* -1: no commit yet */
 	each_record(fd[1], add_from_index, &t);
 	for (int i = 0; i < 2; i++)
-		if (fd[i] >= 0)
-			close(fd[i]);
+		vr_clear_fd(&fd[i]);
 	int cache_fd = -1;
 	GHashTable *verdicts = blobs_load(h->blob_cache ? h->state_dirfd : -1, &cache_fd);
 	gboolean complete = scan_blobs(git, gitdir, project, t.oids, verdicts, h->scan.max_size, cache_fd, deadline);

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/exitcode.h"
 #include "common/fd-util.h"
 #include "common/log.h"
@@ -126,10 +127,9 @@ static char **copy_argv(char *const *argv)
 static void blank_cmdline(void)
 {
 	char buf[4096];
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	vr_cleanup_fd int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
 	ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-	if (fd >= 0)
-		close(fd);
+	vr_clear_fd(&fd);
 	if (n <= 0)
 		return;
 	buf[n] = '\0';
