@@ -295,8 +295,7 @@ static int await_stop(pid_t pid, int *ready_fd, const char *what)
 	int code = -1;
 	if (ready_fd && *ready_fd >= 0) {
 		code = read_stopped(*ready_fd, 10);
-		close(*ready_fd);
-		*ready_fd = -1;
+		vr_clear_fd(ready_fd);
 	}
 	if (code < 0) /* after 10 s without a word: SIGKILL now */
 		code = vr_exit_status(vr_run_wait_deadline(pid, code == -ETIMEDOUT ? 0 : 10));
