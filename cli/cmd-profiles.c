@@ -105,6 +105,7 @@ static int show(const char *name, char **env_files)
 		if (k) /* checked when the profile loaded */
 			print_key(k, file_env, i == 0);
 	}
+	print_list("key files", p->key_files);
 	return VR_EXIT_OK;
 }
 

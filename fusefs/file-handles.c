@@ -267,7 +267,13 @@ static VrFile *make(fuse_req_t req, VrInode *inode, bool write)
 		return NULL;
 	}
 	VrFile *f = handle_new(inode, fd, write, fuse_req_ctx(req)->pid, gen, epoch);
-	if (d.cls == VR_CLASS_REDACT || masked) {
+	int kr = vr_keyfile_attach(req, f); /* a key file: its masked image */
+	if (kr < 0) {
+		vr_handle_put(f);
+		fuse_reply_err(req, -kr);
+		return NULL;
+	}
+	if (!f->keyfile && (d.cls == VR_CLASS_REDACT || masked)) {
 		int r = masked ? vr_content_scan_load_masked(fd, rel, &f->redacted, &f->redacted_len)
 		               : vr_redact_load(fd, &f->redacted, &f->redacted_len);
 		if (r < 0) {

@@ -94,6 +94,7 @@ VrInode *vr_inode_intern(int fd, const struct stat *st, const char *relpath, VrD
 {
 	VrView *v = vr_view;
 	VrInode key = {.dev = st->st_dev, .ino = st->st_ino};
+	vr_keyfile_note(st->st_dev, st->st_ino, relpath);
 
 	pthread_mutex_lock(&v->table_lock);
 	VrInode *inode = g_hash_table_lookup(v->table, &key);
@@ -258,6 +259,7 @@ void vr_inode_renamed(dev_t dev, ino_t ino, const char *oldpath, const char *new
 	VrView *v = vr_view;
 	size_t oldlen = strlen(oldpath);
 	VrInode key = {.dev = dev, .ino = ino};
+	vr_keyfile_renamed(newparent, newname, newpath);
 
 	pthread_mutex_lock(&v->table_lock);
 	VrInode *moved = g_hash_table_lookup(v->table, &key);

@@ -116,7 +116,9 @@ static void vr_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int
 		}
 	}
 	if (valid & FUSE_SET_ATTR_SIZE) {
-		if (vr_git_is_gitfile(inode))
+		if (vr_keyfile_is(inode))
+			r = vr_keyfile_truncate(inode, attr->st_size); /* through its masked image */
+		else if (vr_git_is_gitfile(inode))
 			r = vr_git_truncate(req, inode, fd, attr->st_size); /* checked first */
 		else if (fd >= 0)
 			r = ftruncate(fd, attr->st_size) < 0 ? -errno : 0;

@@ -165,7 +165,13 @@ static void vr_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		return;
 	}
 	VrFile *f = file_new(fd, inode, req, wr);
-	if (d.cls == VR_CLASS_REDACT || masked) {
+	int kr = vr_keyfile_attach(req, f); /* a key file: its masked image */
+	if (kr < 0) {
+		file_free(f);
+		fuse_reply_err(req, -kr);
+		return;
+	}
+	if (!f->keyfile && (d.cls == VR_CLASS_REDACT || masked)) {
 		int r = masked ? vr_content_scan_load_masked(fd, rel, &f->redacted, &f->redacted_len)
 		               : vr_redact_load(fd, &f->redacted, &f->redacted_len);
 		if (r < 0) {
@@ -316,6 +322,14 @@ static void vr_ll_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *
 		vr_inval_pages(vr_inode_get(ino));
 		return;
 	}
+	if (f->keyfile && f->writable) {
+		ssize_t kr = vr_keyfile_write(f, in_buf, off);
+		if (kr < 0)
+			vr_inval_pages(f->inode);
+		file_done(f);
+		kr < 0 ? fuse_reply_err(req, (int)-kr) : fuse_reply_write(req, (size_t)kr);
+		return;
+	}
 	if (!f->writable || f->redacted) {
 		vr_inval_pages(f->inode);
 		file_done(f);
@@ -423,7 +437,7 @@ static void vr_ll_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_i
 	}
 	ssize_t res = 0;
 	int err = 0;
-	if (in->redacted || vr_git_is_gitfile(out->inode)) {
+	if (in->redacted || out->keyfile || vr_git_is_gitfile(out->inode)) {
 		/* The host copy would carry the clear text (or bytes the .git
 		 * gate has not seen): make the kernel fall back to reading and
 		 * writing through the view. */

@@ -64,6 +64,7 @@ typedef struct VrFile {
 	atomic_uint_fast64_t bytes_written;
 	pid_t pid;               /* who opened it, for the close event */
 	bool writable;
+	bool keyfile;            /* keyfile.c: redacted is the masked image of a key file */
 	/* file-handles.c only: */
 	bool cached;             /* a handle of the cache (refs), not an fh */
 	atomic_bool wrote;       /* its first write is logged */
@@ -416,6 +417,22 @@ void vr_ops_xattr(struct fuse_lowlevel_ops *ops);
 int vr_redact_load(int fd, char **ret_buf, size_t *ret_len);
 /* The whole file, unmasked, at most max bytes (-EFBIG beyond). */
 int vr_file_load(int fd, size_t max, char **ret_buf, size_t *ret_len);
+
+/* keyfile.c: key files (docs/network.md "Keys in files"), served masked. */
+int vr_keyfile_init(VrView *v);   /* reads opts->keyfile_fd; -errno (said) */
+void vr_keyfile_free(void);
+/* An inode reached by RELPATH: a key file from now on when that is a key path. */
+void vr_keyfile_note(dev_t dev, ino_t ino, const char *relpath);
+bool vr_keyfile_is(VrInode *inode);
+/* After a rename through the view to NEWNAME in NEWPARENT (NEWPATH). */
+void vr_keyfile_renamed(VrInode *newparent, const char *newname, const char *newpath);
+/* Gives f (open or handle) the masked image of a key file (f->keyfile);
+ * 0 (also for any other file) or -errno (refused, audited). */
+int vr_keyfile_attach(fuse_req_t req, VrFile *f);
+/* A write or truncation of a key file: through its masked image, then
+ * unmasked onto the host. Bytes written or -errno; 0 or -errno. */
+ssize_t vr_keyfile_write(VrFile *f, struct fuse_bufvec *in, off_t off);
+int vr_keyfile_truncate(VrInode *inode, off_t size);
 
 /* content-scan.c: secrets by content in files the policy shows (visible or
  * read-only class). The verdict is cached per file version. */

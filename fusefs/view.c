@@ -62,6 +62,7 @@ void vr_view_options_init(VrViewOptions *opts)
 	opts->scan_max_size = VR_VIEW_SCAN_MAX_SIZE_DEFAULT;
 	opts->foreground_signals = true;
 	opts->journal_dir_fd = -1;
+	opts->keyfile_fd = -1;
 	opts->audit_dir_fd = -1;
 	opts->audit_max_size = VR_AUDIT_MAX_SIZE_DEFAULT;
 }
@@ -235,7 +236,7 @@ int vr_view_init(VrView *v, const VrViewOptions *opts)
 	vr_files_init(v);
 	vr_content_scan_init(v);
 	g_hash_table_add(v->table, &v->root);
-	return 0;
+	return vr_keyfile_init(v); /* key files: the values first, before anything is served */
 }
 
 void vr_view_free(VrView *v)
@@ -244,6 +245,7 @@ void vr_view_free(VrView *v)
 	vr_inode_table_free(v);
 	vr_links_free();
 	vr_content_scan_free(v);
+	vr_keyfile_free();
 	g_free(v->root.relpath);
 	g_free(v->agent_root);
 	close(v->root.fd);

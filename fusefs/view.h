@@ -76,6 +76,8 @@ typedef struct {
 	VrViewScanMode scan_mode; /* default VR_VIEW_SCAN_MASK */
 	uint64_t scan_max_size;  /* bigger files are not scanned (an audit note says so); default 8 MiB */
 	const struct VrScanFilter *scan_filter; /* rules off, allow-listed findings (policy/scan-filter.h); NULL: none */
+	int keyfile_fd;          /* >= 0: a sealed memfd of the key files this view serves masked (policy/keymask.h,
+	                          * fusefs/keyfile.c); read at start, not closed. -1: none */
 } VrViewOptions;
 
 void vr_view_options_init(VrViewOptions *opts);

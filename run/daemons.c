@@ -235,8 +235,10 @@ static pid_t start_extra_view(VrExtraView *e, const VrRun *r, int *filter_fd)
 	o.run_id = audit->run_id;
 	o.audit_forward_fd = audit->send_fd;
 	o.audit_root = e->root;
+	o.keyfile_fd = vr_run_keyfiles_view_fd(r->keys.files, e->root); /* its key files (run/keyfiles.h) */
 	e->pid = start_daemon(&o, (const int[]){audit->daemon_fd, audit->log_fd, audit->dir_fd, -1}, true,
 	                      &e->ready_fd, filter_fd);
+	vr_clear_fd(&o.keyfile_fd);
 	vr_clear_fd(&e->root_fd); /* the daemon has it */
 	return e->pid;
 }
@@ -352,6 +354,9 @@ int vr_run_start_daemons(VrRun *r)
 	if (r->views->views->len && vr_confine_seccomp_prepare(VR_CONFINE_UMOUNT_NOOP, &shared) < 0)
 		vr_seccomp_prog_free(&shared); /* each compiles its own */
 	int ret = start_guards(r, &shared);
+	/* The key files' values are the views' now: none left here for the
+	 * project's daemon or the sandbox, both forks of this process. */
+	vr_run_keyfiles_forget(r->keys.files);
 	int filter = -1;
 	if (ret == 0)
 		r->daemon = start_view(r, &r->daemon_ready, &filter);

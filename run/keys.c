@@ -29,6 +29,7 @@ void vr_run_keys_clear(VrRunKeys *rk)
 {
 	vr_net_keys_free(rk->keys);
 	rk->keys = NULL;
+	g_clear_pointer(&rk->files, vr_run_keyfiles_free);
 	if (rk->values_fd >= 0)
 		close(rk->values_fd);
 	if (rk->bundle_fd >= 0)
@@ -41,6 +42,8 @@ void vr_run_keys_clear(VrRunKeys *rk)
 	g_clear_pointer(&rk->unbound, g_ptr_array_unref);
 	g_clear_pointer(&rk->profile, g_free);
 }
+
+static gboolean add_key_files(VrRunKeys *rk, VrNetKeys *keys, const VrRunPlan *plan, GError **error);
 
 /* The declarations of SPECS into KEYS; each replaces a profile's key of
  * its name, which is then no longer optional. */
@@ -153,6 +156,12 @@ gboolean vr_run_keys_plan(VrRunKeys *rk, VrRunPlan *plan, const VrConfig *config
 			vr_net_keys_remove(keys, rk->optional->pdata[i]);
 		g_ptr_array_set_size(rk->optional, 0);
 	}
+	/* The key files' after the rest: `--key none` leaves them bound (the
+	 * files are served masked whatever it says), the network decides. */
+	guint before_files = vr_net_keys_count(keys);
+	if (plan->key_files->len && !add_key_files(rk, keys, plan, error))
+		return FALSE;
+	gboolean files_bound = vr_net_keys_count(keys) > before_files;
 	/* Port 443 only: the only port a key is ever put in on. A profile's
 	 * keys add no host: they are its [net] allow already. */
 	for (guint i = 0; i < vr_net_keys_count(keys); i++) {
@@ -165,7 +174,7 @@ gboolean vr_run_keys_plan(VrRunKeys *rk, VrRunPlan *plan, const VrConfig *config
 				g_ptr_array_add(plan->net_allow, g_steal_pointer(&h));
 		}
 	}
-	if (explicit)
+	if (explicit || files_bound)
 		plan->net = VR_NET_ALLOW;
 	/* No proxy will run (--net none, or no network chosen): the
 	 * profile's keys are sentinels inside and their values go nowhere. */
@@ -177,6 +186,30 @@ gboolean vr_run_keys_plan(VrRunKeys *rk, VrRunPlan *plan, const VrConfig *config
 }
 
 /* ---- the per-user secret ------------------------------------------------ */
+
+static gboolean load_secret(guint8 *secret, GError **error);
+
+/* A profile's key files: their fields' keys join KEYS (after the others:
+ * their names, "file:PATH:FIELD", can be no variable's). Without the proxy
+ * (--net none, host) or with no bound field at all, they are no keys for
+ * it: the files are still served masked. */
+static gboolean add_key_files(VrRunKeys *rk, VrNetKeys *keys, const VrRunPlan *plan, GError **error)
+{
+	guint before = vr_net_keys_count(keys);
+	rk->files = vr_run_keyfiles_load(plan->key_files, keys, load_secret, error);
+	if (!rk->files)
+		return FALSE;
+	gboolean bound = FALSE;
+	for (guint i = before; i < vr_net_keys_count(keys); i++)
+		bound = bound || vr_net_keys_get(keys, i)->hosts->len > 0;
+	gboolean proxied = plan->net != VR_NET_HOST && plan->net != VR_NET_NONE;
+	if (vr_net_keys_count(keys) > before && !proxied)
+		vr_warning("--net %s: the profile's key files are served with sentinels, and the logins they hold "
+		           "cannot work inside without the proxy", plan->net == VR_NET_HOST ? "host" : "none");
+	while ((!proxied || !bound) && vr_net_keys_count(keys) > before)
+		vr_net_keys_remove(keys, vr_net_keys_get(keys, before)->name);
+	return TRUE;
+}
 
 static int read_secret(int dir, guint8 *secret)
 {
@@ -337,6 +370,8 @@ static gboolean set_sentinels(VrRunKeys *rk, char **envp, GPtrArray *env, GError
 {
 	for (guint i = 0; rk->keys && i < vr_net_keys_count(rk->keys); i++) {
 		VrNetKey *k = vr_net_keys_get(rk->keys, i);
+		if (k->sentinel)
+			continue; /* a key file's: its value came from the file */
 		const char *value = vr_run_key_value(envp, k->name, NULL);
 		if (!value || !*value) {
 			g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,

@@ -14,6 +14,7 @@
 
 #include "net/keys.h"
 #include "policy/config.h"
+#include "run/keyfiles.h"
 #include "run/plan.h"
 
 typedef struct {
@@ -22,6 +23,7 @@ typedef struct {
 	gboolean terminates; /* keys or read= hosts: the proxy terminates TLS, the sandbox trusts its CA */
 	char *certs_dir;     /* host directory bound at /etc/ssl/certs; NULL before certs_prepare */
 	int bundle_fd, ca_fd;
+	VrRunKeyFiles *files; /* a profile's key files (run/keyfiles.h); NULL: none */
 	/* The profile's keys (run/profile-keys.h): */
 	GPtrArray *optional;    /* names in keys bound only when their value exists */
 	GPtrArray *unbound;     /* names not bound (--key none, --net host) whose values enter as they are */
@@ -42,7 +44,11 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(VrRunKeys, vr_run_keys_clear)
  * or host it is an error. The profile's keys add no host; with --net none
  * they are sentinels only, with --net host they are not bound (one warning
  * in take_values). `--key none` (or the config's `key = none`) binds none
- * of the profile's and the config's; with another --key it is an error. */
+ * of the profile's and the config's; with another --key it is an error.
+ * A profile's key files are read here (run/keyfiles.h): their bound fields
+ * are keys like --key's, `--key none` or not (with --net none or host, a
+ * warning: their files are still served masked, and the login cannot work
+ * inside). */
 gboolean vr_run_keys_plan(VrRunKeys *rk, VrRunPlan *plan, const VrConfig *config, GError **error);
 
 /* Each key's real value from *envp (an --env-file, an allowed variable) or

@@ -54,6 +54,7 @@ VrRunPlan *vr_run_plan_new(void)
 	plan->net_read = g_ptr_array_new_with_free_func(g_free);
 	plan->keys = g_ptr_array_new_with_free_func(g_free);
 	plan->profile_keys = g_ptr_array_new_with_free_func(g_free);
+	plan->key_files = g_ptr_array_new_with_free_func(g_free);
 	plan->guarded_dirs = g_ptr_array_new_with_free_func(guarded_dir_free);
 	plan->copies = g_ptr_array_new_with_free_func(copy_file_free);
 	plan->env_ops = g_array_new(FALSE, TRUE, sizeof(VrEnvOp));
@@ -80,6 +81,7 @@ void vr_run_plan_free(VrRunPlan *plan)
 	g_ptr_array_unref(plan->keys);
 	g_ptr_array_unref(plan->profile_keys);
 	g_free(plan->profile_applied);
+	g_ptr_array_unref(plan->key_files);
 	g_ptr_array_unref(plan->net_localhost);
 	g_ptr_array_unref(plan->guarded_dirs);
 	g_ptr_array_unref(plan->copies);

@@ -82,6 +82,7 @@ typedef struct {
 	GPtrArray *keys;        /* --key NAME@HOST,... declarations as written (char *, net/keys.h); "none": off */
 	GPtrArray *profile_keys; /* the profile's [keys] bind (char *): bound when the value exists (run/profile-keys.h) */
 	char *profile_applied;  /* the profile the run uses, for messages; NULL: none */
+	GPtrArray *key_files;   /* a profile's [keys] file declarations (char *, run/keyfiles.h) */
 	gboolean net_explicit;  /* none/host/allow= came from --net or the config, not a profile */
 	char *profile;          /* --profile NAME; "none" turns profiles off; NULL: by COMMAND */
 	gboolean quiet;         /* no summary line at the end */

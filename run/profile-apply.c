@@ -184,6 +184,8 @@ gboolean vr_run_apply_profile(VrRunPlan *plan, GError **error)
 		add_tmpfs(plan->mounts, &at, p->tmpfs->pdata[i]);
 	add_guarded(plan, p);
 	add_copies(plan, p);
+	for (guint i = 0; i < p->key_files->len; i++)
+		g_ptr_array_add(plan->key_files, g_strdup(p->key_files->pdata[i]));
 
 	for (guint i = 0; i < p->env_allow->len; i++)
 		g_ptr_array_add(plan->env_allow, g_strdup(p->env_allow->pdata[i]));

@@ -8,6 +8,7 @@
 #include "net/keys.h"
 #include "policy/config.h"
 #include "policy/policy.h"
+#include "run/keyfiles.h"
 
 #define PROFILE_SUFFIX ".profile"
 
@@ -74,7 +75,7 @@ static const struct {
 	{"profile", "description"}, {"profile", "commands"}, {"profile", "toolchains"},
 	{"paths", "ro"}, {"paths", "rw"}, {"paths", "create"}, {"paths", "ro-inside"},
 	{"paths", "copy"}, {"paths", "tmpfs"}, {"copy", "merge"},
-	{"env", "allow"}, {"net", "allow"}, {"keys", "bind"},
+	{"env", "allow"}, {"net", "allow"}, {"keys", "bind"}, {"keys", "file"},
 };
 
 static gboolean check_keys(GKeyFile *kf, const char *path, GError **error)
@@ -125,6 +126,21 @@ static gboolean add_keys(GKeyFile *kf, VrProfile *p, const char *path, GError **
 	return TRUE;
 }
 
+/* [keys] file (run/keyfiles.h): checked here, so a typo names the profile. */
+static gboolean add_key_files(GKeyFile *kf, VrProfile *p, const char *path, const char *home, GError **error)
+{
+	guint before = p->key_files->len;
+	add_list(kf, "keys", "file", p->key_files, home);
+	for (guint i = before; i < p->key_files->len; i++) {
+		g_autoptr(GError) e = NULL;
+		if (!vr_keyfile_spec_check(p->key_files->pdata[i], &e)) {
+			g_set_error(error, VR_POLICY_ERROR, VR_POLICY_ERROR_CONFIG, "%s: %s", path, e->message);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
 static gboolean merge_file(VrProfile *p, const char *path, const char *home, GError **error)
 {
 	g_autoptr(GKeyFile) kf = g_key_file_new();
@@ -153,7 +169,7 @@ static gboolean merge_file(VrProfile *p, const char *path, const char *home, GEr
 	}
 	add_list(kf, "env", "allow", p->env_allow, NULL);
 	add_list(kf, "net", "allow", p->net_allow, NULL);
-	if (!add_keys(kf, p, path, error))
+	if (!add_keys(kf, p, path, error) || !add_key_files(kf, p, path, home, error))
 		return FALSE;
 	if (!p->description)
 		p->description = g_key_file_get_string(kf, "profile", "description", NULL);
@@ -167,7 +183,7 @@ static VrProfile *profile_new(const char *name)
 	VrProfile *p = g_new0(VrProfile, 1);
 	p->name = g_strdup(name);
 	GPtrArray **lists[] = {&p->commands, &p->ro, &p->rw, &p->create, &p->ro_inside, &p->copy, &p->merge,
-	                       &p->tmpfs, &p->env_allow, &p->net_allow, &p->keys, &p->toolchains};
+	                       &p->tmpfs, &p->env_allow, &p->net_allow, &p->keys, &p->toolchains, &p->key_files};
 	for (size_t i = 0; i < G_N_ELEMENTS(lists); i++)
 		*lists[i] = g_ptr_array_new_with_free_func(g_free);
 	return p;
@@ -181,7 +197,7 @@ void vr_profile_free(VrProfile *p)
 	g_free(p->description);
 	g_free(p->source);
 	GPtrArray *lists[] = {p->commands, p->ro, p->rw, p->create, p->ro_inside, p->copy, p->merge,
-	                      p->tmpfs, p->env_allow, p->net_allow, p->keys, p->toolchains};
+	                      p->tmpfs, p->env_allow, p->net_allow, p->keys, p->toolchains, p->key_files};
 	for (size_t i = 0; i < G_N_ELEMENTS(lists); i++)
 		g_ptr_array_unref(lists[i]);
 	g_free(p);

@@ -25,6 +25,7 @@ typedef struct {
 	GPtrArray *keys;       /* [keys] bind: the harness's keys, each a --key declaration (net/keys.h),
 	                        * checked at load; bound in a run only when the value exists (run/profile-keys.h) */
 	GPtrArray *toolchains; /* toolchain profiles merged in */
+	GPtrArray *key_files;  /* [keys] file: PATH:FIELD[@HOST...] (run/keyfiles.h), "~" expanded */
 } VrProfile;
 
 /* Loads profile NAME (and its toolchains), with "~" expanded to home. */

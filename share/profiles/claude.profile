@@ -44,3 +44,7 @@ allow = api.anthropic.com;platform.claude.com;console.anthropic.com
 # is left out: it is meant for whatever gateway ANTHROPIC_BASE_URL names,
 # which a profile cannot know (docs/profiles.md).
 bind = ANTHROPIC_API_KEY@api.anthropic.com:as=x-api-key;CLAUDE_CODE_OAUTH_TOKEN@api.anthropic.com
+# The subscription login's tokens (docs/network.md, "Keys in files"): inside,
+# the file holds sentinels; the proxy puts the real access token into requests
+# to api.anthropic.com; the refresh token is concealed (bound to no host).
+file = ~/.claude/.credentials.json:claudeAiOauth.accessToken@api.anthropic.com:as=bearer;~/.claude/.credentials.json:claudeAiOauth.refreshToken

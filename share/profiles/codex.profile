@@ -25,6 +25,11 @@ allow = api.openai.com;auth.openai.com;chatgpt.com
 
 [keys]
 # Bound when their value exists: a sentinel inside, the real value put in by
-# the proxy as a bearer (docs/network.md "Keys"). A ChatGPT login keeps its
-# tokens in ~/.codex/auth.json instead, which this does not cover.
+# the proxy as a bearer (docs/network.md "Keys"). A login's keys are in
+# ~/.codex/auth.json instead: `file` below.
 bind = OPENAI_API_KEY@api.openai.com;CODEX_API_KEY@api.openai.com
+# auth.json (docs/network.md, "Keys in files"): an API key login's key for
+# api.openai.com; a ChatGPT login's access token for chatgpt.com/backend-api
+# (codex's base URL for that login); the refresh token concealed. The
+# id_token stays as it is: codex decodes its claims (the plan) itself.
+file = ~/.codex/auth.json:OPENAI_API_KEY@api.openai.com:as=bearer;~/.codex/auth.json:tokens.access_token@chatgpt.com:as=bearer:paths=/backend-api/*;~/.codex/auth.json:tokens.refresh_token

@@ -31,3 +31,7 @@ allow = generativelanguage.googleapis.com;cloudcode-pa.googleapis.com;oauth2.goo
 # the proxy as x-goog-api-key or ?key= (docs/network.md "Keys"). Vertex AI
 # (GOOGLE_GENAI_USE_VERTEXAI) talks to other hosts: see docs/profiles.md.
 bind = GEMINI_API_KEY@generativelanguage.googleapis.com:as=x-goog-api-key,query;GOOGLE_API_KEY@generativelanguage.googleapis.com:as=x-goog-api-key,query
+# "Login with Google" (docs/network.md, "Keys in files"): the access token for
+# the Code Assist API at cloudcode-pa.googleapis.com; the refresh and id
+# tokens concealed.
+file = ~/.gemini/oauth_creds.json:access_token@cloudcode-pa.googleapis.com:as=bearer;~/.gemini/oauth_creds.json:refresh_token;~/.gemini/oauth_creds.json:id_token

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Keys in files (docs/network.md "Keys in files"): the agent tries to get a
+# key file's real values out of the view by another name or by cutting a
+# value: a hard link, a rename away and back, one byte poked into a
+# sentinel, a truncation in the middle of a value, a rewrite with O_TRUNC
+# in two writes that split a sentinel. Each shows only sentinels inside;
+# the host keeps whole real values or none. Then the host's harness
+# changes the file during the run (a value the view does not know): the
+# file is refused inside, never served. The control: the same profile
+# without [keys] shows the real values. --net none: no proxy is needed
+# for the files to be masked (a warning says the logins cannot work).
+. "$(dirname "$0")/../lib/libtest.sh"
+. "$(dirname "$0")/../lib/sandbox-lib.sh"
+vr_require_sandbox
+
+P="$T/project"
+vr_make_demo "$P"
+cd "$P"
+export HOME="$T/home" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state"
+mkdir -p "$HOME/.kf" "$XDG_CONFIG_HOME/vault-run/profiles" "$XDG_STATE_HOME"
+ACCESS=sk-ant-oat01-RealAccess0123456789abcdefghijKLMN
+REFRESH=rt01-RealRefresh0123456789abcdefghijKLMNOPQ
+F="$HOME/.kf/creds.json"
+creds() { printf '{"a": "%s", "r": "%s", "n": 1}\n' "${1:-$ACCESS}" "$REFRESH" >"$F"; chmod a+rw "$F"; }
+chmod a+rwx "$HOME/.kf" "$P"
+for p in kf kfplain; do
+	printf '[profile]\ndescription = t\n[paths]\nrw = ~/.kf\n' >"$XDG_CONFIG_HOME/vault-run/profiles/$p.profile"
+done
+printf '[keys]\nfile = ~/.kf/creds.json:a@api.example.com;~/.kf/creds.json:r\n' >>"$XDG_CONFIG_HOME/vault-run/profiles/kf.profile"
+
+ATTACK='cd ~/.kf
+ln creds.json hard && echo "hard $(cat hard)"; rm -f hard
+mv creds.json away && echo "away $(cat away)" && mv away creds.json
+printf Z | dd of=creds.json bs=1 seek=40 conv=notrunc 2>/dev/null; echo "poked $(cat creds.json)"'
+CUT='cd ~/.kf; truncate -s 30 creds.json; echo "cut $(cat creds.json)"'
+SPLIT='cd ~/.kf; s=$(cat creds.json); python3 -c "
+import os, sys
+s = sys.argv[1].encode(); fd = os.open(\"creds.json\", os.O_WRONLY | os.O_TRUNC)
+os.write(fd, s[:25]); os.write(fd, s[25:] + b\"\\n\"); os.close(fd)" "$s"; echo "split $(cat creds.json)"'
+
+inside() { "$VR" --project "$P" --profile "$1" --net none --quiet -- sh -c "$2" 2>"$T/err"; }
+
+creds
+out=$(inside kfplain "$ATTACK")
+vr_check "control: without [keys], the hard link shows the real value" grep -q "^hard .*$ACCESS" <<<"$out"
+
+creds
+out=$(inside kf "$ATTACK")
+vr_check "a hard link to the key file shows the sentinel" grep -q '^hard {"a": "sk-ant-oat01-' <<<"$out"
+vr_check "… so does the file renamed away" grep -q '^away {"a": "sk-ant-oat01-' <<<"$out"
+vr_check_not "no real value by any name" grep -q "RealAccess\|RealRefresh" <<<"$out"
+vr_check "a byte poked into a sentinel reads back poked" grep -q '^poked {"a": "sk-ant-oat01-.*Z' <<<"$out"
+vr_check "… and on the host it leaves no part of the real value (the real refresh token stays)" \
+	bash -c "! grep -q RealAccess '$F' && grep -q '\"r\": \"$REFRESH\"' '$F'"
+
+creds
+out=$(inside kf "$CUT")
+vr_check "a truncation in the middle of a value shows the sentinel's start" grep -q '^cut {"a": "sk-ant-oat01-' <<<"$out"
+vr_check_not "… and the host gets no part of the real value" grep -q "RealAcc" "$F"
+
+creds
+out=$(inside kf "$SPLIT")
+vr_check "a rewrite in two writes that split a sentinel reads back whole" grep -q '^split {"a": "sk-ant-oat01-' <<<"$out"
+vr_check "… and the host has the whole real values again" grep -q "\"a\": \"$ACCESS\", \"r\": \"$REFRESH\"" "$F"
+
+# The host's harness refreshes its token during the run.
+creds
+rm -f "$P/ready" "$P/go"
+( for _ in $(seq 1 200); do [ -e "$P/ready" ] && break; sleep 0.05; done
+  creds sk-ant-oat01-NewAccess9876543210abcdefghijKLMNO; touch "$P/go" ) &
+out=$(inside kf 'cd ~/.kf; echo "first $(cat creds.json)"; touch '"$P"'/ready
+for i in $(seq 1 100); do [ -e '"$P"'/go ] && break; sleep 0.05; done; sleep 0.3
+cat creds.json >/dev/null 2>&1 && echo "second $(cat creds.json)" || echo refused')
+wait
+vr_check "before the host's change: the sentinel" grep -q '^first {"a": "sk-ant-oat01-' <<<"$out"
+vr_check "after it: the file is refused inside, not served" grep -qx refused <<<"$out"
+vr_check_not "… the new value never shows" grep -q "NewAccess" <<<"$out"
+vr_check "… and the run says why" grep -q "changed outside the view" "$T/err"
+
+# … or puts a new file at its name (write and rename, as editors do).
+creds
+rm -f "$P/ready" "$P/go"
+( for _ in $(seq 1 200); do [ -e "$P/ready" ] && break; sleep 0.05; done
+  printf '{"a": "sk-ant-oat01-NewAccess9876543210abcdefghijKLMNO"}\n' >"$F.new"; chmod a+rw "$F.new"
+  mv "$F.new" "$F"; touch "$P/go" ) &
+out=$(inside kf 'cd ~/.kf; echo "first $(cat creds.json)"; touch '"$P"'/ready
+for i in $(seq 1 100); do [ -e '"$P"'/go ] && break; sleep 0.05; done; sleep 0.3
+cat creds.json >/dev/null 2>&1 && echo "second $(cat creds.json)" || echo refused')
+wait
+vr_check "a new file the host renamed there is refused inside too" grep -qx refused <<<"$out"
+vr_check_not "… its value never shows" grep -q "NewAccess" <<<"$out"
+
+# The agent's own rewrite by rename (write a copy, rename it over): served,
+# with the sentinels it wrote; the host file then holds those sentinels
+# (docs/network.md: a rename does not turn them back into real values).
+creds
+out=$(inside kf 'cd ~/.kf; sed "s/\"n\": 1/\"n\": 2/" creds.json >tmp.json && mv tmp.json creds.json && echo "renamed $(cat creds.json)"')
+vr_check "the agent's file renamed over the key file reads back" grep -q '^renamed {"a": "sk-ant-oat01-' <<<"$out"
+vr_check_not "… and holds no real value on the host" grep -q "RealAccess\|RealRefresh" "$F"
+vr_done
