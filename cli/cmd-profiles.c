@@ -48,18 +48,28 @@ static char **env_files_env(char **files)
 	return env;
 }
 
+/* A GPtrArray of strings joined by commas (its pdata has no NULL end, so
+ * not g_strjoinv). */
+static char *join(const GPtrArray *a)
+{
+	GString *s = g_string_new(NULL);
+	for (guint i = 0; i < a->len; i++)
+		g_string_append_printf(s, "%s%s", i ? "," : "", (const char *)a->pdata[i]);
+	return g_string_free(s, FALSE);
+}
+
 /* Where a run finds KEY's value, and whether it can be bound. */
 static void print_key(const VrNetKey *k, char **file_env, gboolean first)
 {
 	g_autofree char *places = vr_net_key_places_text(k->places);
-	g_autofree char *hosts = g_strjoinv(",", (char **)k->hosts->pdata);
+	g_autofree char *hosts = join(k->hosts);
 	printf("  %-14s%s@%s  as %s", first ? "keys" : "", k->name, hosts, places);
 	if (k->methods) {
-		g_autofree char *m = g_strjoinv(",", (char **)k->methods->pdata);
+		g_autofree char *m = join(k->methods);
 		printf("  methods %s", m);
 	}
 	if (k->paths) {
-		g_autofree char *p = g_strjoinv(",", (char **)k->paths->pdata);
+		g_autofree char *p = join(k->paths);
 		printf("  paths %s", p);
 	}
 	gboolean in_file = FALSE;
