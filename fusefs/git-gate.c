@@ -123,11 +123,8 @@ static int write_all(int fd, const guint8 *p, size_t len)
 	return 0;
 }
 
-/* Writes data to a new file in dir, named by a built-in hidden pattern
- * (".vault-run-gate.*": never reachable through the view), owned and
- * moded like the agent's file. *ret_name: its name (g_free). */
-static int write_new(int dir, const GByteArray *data, const struct stat *like, char **ret_name,
-                     struct stat *ret_st)
+int vr_write_hidden_new(int dir, const void *data, size_t len, const struct stat *like,
+                        char **ret_name, struct stat *ret_st)
 {
 	vr_cleanup_fd int fd = -1;
 	g_autofree char *name = NULL;
@@ -140,7 +137,7 @@ static int write_new(int dir, const GByteArray *data, const struct stat *like, c
 	}
 	if (fd < 0)
 		return -errno;
-	int r = write_all(fd, data->data, data->len);
+	int r = write_all(fd, data, len);
 	/* As the agent's own file would have been: its owner (a root daemon
 	 * creates as root), its mode (git gives config.lock the old one). */
 	if (r == 0 && geteuid() == 0 && fchown(fd, like->st_uid, like->st_gid) < 0)
@@ -237,7 +234,7 @@ void vr_gitgate_rename(fuse_req_t req, VrInode *p, const char *name, const char 
 	VR_CREATING(np);
 	vr_journal_before_rename(p, name, srel, np, newname, drel, flags);
 	g_autofree char *tmp = NULL;
-	int r = write_new(np->fd, out, sst, &tmp, &made);
+	int r = vr_write_hidden_new(np->fd, out->data, out->len, sst, &tmp, &made);
 	/* What was compared against must still be there: a change on the host
 	 * meanwhile is not overwritten. */
 	if (r == 0 && (dst_exists ? fstatat(np->fd, newname, &now, AT_SYMLINK_NOFOLLOW) < 0 ||

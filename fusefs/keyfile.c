@@ -9,22 +9,37 @@
  * A write applies to the masked image of the file as it is on the host now;
  * the host gets that image with every sentinel turned back into its real
  * value (a concealed refresh token stays the host's real one), so the
- * host's harness keeps working after the run. Only the key file inodes the
- * daemon found at its start are unmasked that way: an inode that comes to
- * a key file's name later (the agent's own file renamed there) may have raw
- * descriptors open from before, through which a real value written into it
- * would be read; it is masked too, but written as it is.
+ * host's harness keeps working after the run. Only "original" key file
+ * inodes are unmasked that way: those the daemon found at its start and
+ * those it made itself. An inode of the agent's that comes to a key file's
+ * name may have raw descriptors open from before (open mode), through
+ * which a real value written into it would be read; so a rename onto a key
+ * path (a harness's write-a-copy-and-rename save) never moves the agent's
+ * file there: the daemon reads it once (at most 1 MiB, O_NOFOLLOW), unmasks
+ * it, writes that into a new file of its own (the config gate's hidden
+ * name, fsynced, the agent's file's mode) and renames that over the key
+ * path; the agent's file is removed as the rename would have taken its
+ * name, and the kernel's node for it is rebound to the new file
+ * (vr_inode_rebind, as git-gate.c does). The journal records the rename
+ * (the replaced key file kept for undo). An exchange that would put the
+ * agent's file at a key path is refused (EXDEV), and so is a hard link of
+ * it there (EACCES): it would keep its other, raw, name. Any other inode
+ * that reaches a key path (a file created at it after a removal, a
+ * directory renamed over the key file's) is "adopted": masked, but
+ * written as it is.
  *
  * A key file the host changed behind the view (its harness refreshed the
  * token in place or put a new file at its name: a value the daemon does
  * not know) is refused (EACCES, audited) rather than served: the daemon
- * knows, by hash, the contents it started with, what it wrote itself and
- * what the agent renamed there through the view.
+ * knows, by hash, the contents it started with and what it wrote itself.
+ * A rename over a key file the host changed is refused the same way (the
+ * host's refreshed token would be lost).
  *
  * The values arrive on a sealed memfd (opts->keyfile_fd); a daemon that
  * holds them is not dumpable and dumps no core. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -32,6 +47,7 @@
 
 #include "common/fd-util.h"
 #include "common/log.h"
+#include "fusefs/journal.h"
 #include "fusefs/view-private.h"
 #include "policy/keymask.h"
 
@@ -325,4 +341,213 @@ int vr_keyfile_truncate(VrInode *inode, off_t size)
 	int r = change_locked(inode, kind, NULL, NULL, 0, size);
 	pthread_mutex_unlock(&K.lock);
 	return r;
+}
+
+/* --- a file put at a key file's name --- */
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Not ctime: the journal links the file it keeps, which changes it. */
+static bool same_version(const struct stat *a, const struct stat *b)
+{
+	return same_file(a, b) && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+static bool is_original(dev_t dev, ino_t ino)
+{
+	g_autoptr(GBytes) k = devino(dev, ino);
+	pthread_mutex_lock(&K.lock);
+	bool o = K.original && g_hash_table_contains(K.original, k);
+	pthread_mutex_unlock(&K.lock);
+	return o;
+}
+
+static void refuse(fuse_req_t req, const char *op, const char *srel, const char *drel, int err)
+{
+	vr_audit_req(req, VR_AUDIT_DENIED, op, srel, vr_errno_name(err), NULL, drel);
+	fuse_reply_err(req, err);
+}
+
+bool vr_keyfile_link_allowed(fuse_req_t req, VrInode *inode, const char *srel, const char *rel)
+{
+	/* The agent's file would keep its other name, raw: a real value
+	 * written in through the key path would be read there. */
+	if (!K.mask || !rel || !vr_keymask_has_path(K.mask, rel) || is_original(inode->dev, inode->ino))
+		return true;
+	refuse(req, "link", srel, rel, EACCES);
+	return false;
+}
+
+/* The agent's file, once, through an fd of our own: still the file sst
+ * describes, regular. */
+static int read_source(int dirfd, const char *name, const struct stat *sst, char **ret_buf, size_t *ret_len)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	int r = fstat(fd, &st) < 0 ? -errno : 0;
+	if (r == 0 && (!S_ISREG(st.st_mode) || !same_file(&st, sst)))
+		r = -EBUSY;
+	if (r == 0)
+		r = vr_file_load(fd, KEYFILE_MAX, ret_buf, ret_len);
+	close(fd);
+	return r;
+}
+
+/* Under K.lock: what the key path holds now (*ret_dst, *ret_exists) is
+ * known, or not a regular file (the rename itself decides then): -EACCES
+ * when the host changed it (what it holds would be lost: a refreshed
+ * token). */
+static int dest_known_locked(int dirfd, const char *name, struct stat *ret_dst, bool *ret_exists)
+{
+	*ret_exists = fstatat(dirfd, name, ret_dst, AT_SYMLINK_NOFOLLOW) == 0;
+	if (!*ret_exists || !S_ISREG(ret_dst->st_mode))
+		return 0;
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int r = fd < 0 ? -errno : fstat(fd, &st) < 0 ? -errno : !same_version(&st, ret_dst) ? -EBUSY : 0;
+	if (r == 0)
+		r = vr_file_load(fd, KEYFILE_MAX, &buf, &len);
+	if (fd >= 0)
+		close(fd);
+	if (r == 0) {
+		g_autofree char *h = digest(buf, len);
+		r = g_hash_table_contains(K.known, h) ? 0 : -EACCES;
+	}
+	buf_free(buf, len);
+	return r == -EFBIG ? -EACCES : r;
+}
+
+/* Under K.lock: BUF (the agent's file, unmasked in place) written into a
+ * new file of the daemon's own, renamed over the key path: an original
+ * key file from now on. *ret_made: it. */
+static int put_locked(VrInode *p, const char *name, const char *srel, const struct stat *sst,
+                      VrInode *np, const char *newname, const char *drel, unsigned flags,
+                      char *buf, size_t len, struct stat *ret_made)
+{
+	struct stat dst, now;
+	bool dst_exists;
+	int r = dest_known_locked(np->fd, newname, &dst, &dst_exists);
+	if (r < 0)
+		return r;
+	if (dst_exists && (flags & RENAME_NOREPLACE))
+		return -EEXIST;
+	vr_keymask_unmask(K.mask, buf, len);
+	vr_journal_before_rename(p, name, srel, np, newname, drel, flags);
+	g_autofree char *tmp = NULL;
+	/* Owner and mode of the key file it replaces (a credential file is
+	 * 0600; the agent's temp file, under a 022 umask, 0644). */
+	r = vr_write_hidden_new(np->fd, buf, len, dst_exists && S_ISREG(dst.st_mode) ? &dst : sst, &tmp, ret_made);
+	/* What was checked must still be there: a change on the host
+	 * meanwhile is not overwritten. */
+	if (r == 0 && (dst_exists ? fstatat(np->fd, newname, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
+	                            !same_version(&dst, &now)
+	                          : fstatat(np->fd, newname, &now, AT_SYMLINK_NOFOLLOW) == 0))
+		r = -EBUSY;
+	/* Held across the rename: the replaced file's inode number cannot be
+	 * reused before we know whether it still has a name. */
+	int old = r == 0 && dst_exists ? openat(np->fd, newname, O_PATH | O_NOFOLLOW | O_CLOEXEC) : -1;
+	if (r == 0 && renameat2(np->fd, tmp, np->fd, newname, flags & RENAME_NOREPLACE) < 0)
+		r = -errno;
+	if (r < 0) {
+		if (old >= 0)
+			close(old);
+		if (tmp)
+			unlinkat(np->fd, tmp, 0);
+		return r;
+	}
+	g_hash_table_add(K.known, digest(buf, len));
+	g_hash_table_add(K.original, devino(ret_made->st_dev, ret_made->st_ino));
+	/* The replaced key file, gone (no hard link, no journal's copy): its
+	 * number may soon be another file's, which must not count as one. */
+	if (old >= 0 && fstat(old, &now) == 0 && now.st_nlink == 0) {
+		g_autoptr(GBytes) k = devino(now.st_dev, now.st_ino);
+		g_hash_table_remove(K.original, k);
+		g_hash_table_remove(K.adopted, k);
+	}
+	if (old >= 0)
+		close(old);
+	return 0;
+}
+
+/* The agent's regular file renamed onto a key path. It may hold raw
+ * descriptors of that file from before (open mode), so no real value may
+ * ever be written into it: the daemon reads it once, unmasks that, writes
+ * it into a file of its own and renames that into place; the agent's file
+ * is removed, as the rename would have taken its name. The kernel's node
+ * for it, which the kernel moves to the key path, is rebound to the new
+ * file (vr_inode_rebind, as git-gate.c does). */
+static void rewrite(fuse_req_t req, VrInode *p, const char *name, const char *srel, const struct stat *sst,
+                    VrInode *np, const char *newname, const char *drel, VrDecision dd, unsigned flags)
+{
+	VR_CREATING(np);
+	char *buf = NULL;
+	size_t len = 0;
+	struct stat made, now;
+	int r = read_source(p->fd, name, sst, &buf, &len);
+	if (r == 0) {
+		pthread_mutex_lock(&K.lock);
+		r = put_locked(p, name, srel, sst, np, newname, drel, flags, buf, len, &made);
+		pthread_mutex_unlock(&K.lock);
+	}
+	buf_free(buf, len);
+	if (r == -EACCES) {
+		vr_warning("key file %s changed outside the view (a value the run does not know): "
+		           "not replaced; start a new run", drel);
+		refuse(req, "rename", srel, drel, EACCES);
+		return;
+	}
+	if (r < 0) {
+		vr_audit_req(req, VR_AUDIT_WRITES, "rename", srel, vr_errno_name(-r), NULL, drel);
+		fuse_reply_err(req, -r);
+		return;
+	}
+	if (fstatat(p->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && same_file(sst, &now))
+		unlinkat(p->fd, name, 0);
+	vr_handles_name_changed();
+	vr_watch_name_removed(p, name);
+	int fd = openat(np->fd, newname, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &now) < 0 || !same_file(&now, &made))) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd >= 0)
+		vr_inode_rebind(sst->st_dev, sst->st_ino, fd, &now, drel, dd, np, newname);
+	else
+		vr_inode_renamed(sst->st_dev, sst->st_ino, srel, drel, np, newname);
+	vr_audit_req(req, VR_AUDIT_WRITES, "rename", srel, "ok", NULL, drel);
+	fuse_reply_err(req, 0);
+}
+
+bool vr_keyfile_rename(fuse_req_t req, VrInode *p, const char *name, const char *srel,
+                       const struct stat *sst, VrInode *np, const char *newname, const char *drel,
+                       VrDecision dd, unsigned flags)
+{
+	if (!K.mask)
+		return false;
+	bool to_key = vr_keymask_has_path(K.mask, drel), from_key = vr_keymask_has_path(K.mask, srel);
+	struct stat dst;
+	bool dst_exists = fstatat(np->fd, newname, &dst, AT_SYMLINK_NOFOLLOW) == 0;
+	if (flags & RENAME_EXCHANGE) {
+		/* Each name gets the other's inode: a key path only a key file
+		 * found at start (its content then is the host's, unmasked). */
+		if (dst_exists && ((to_key && !is_original(sst->st_dev, sst->st_ino)) ||
+		                   (from_key && !is_original(dst.st_dev, dst.st_ino)))) {
+			refuse(req, "rename", srel, drel, EXDEV);
+			return true;
+		}
+		return false;
+	}
+	if (!to_key || !S_ISREG(sst->st_mode) || is_original(sst->st_dev, sst->st_ino) ||
+	    (dst_exists && same_file(sst, &dst)))
+		return false;
+	rewrite(req, p, name, srel, sst, np, newname, drel, dd, flags);
+	return true;
 }

@@ -368,6 +368,8 @@ static void vr_ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, con
 	}
 	if (!vr_new_name_allowed(req, "link", np, newname, 0, &rel))
 		return;
+	if (!vr_keyfile_link_allowed(req, inode, srel, rel))
+		return;
 	VR_CREATING(np);
 	vr_journal_before_create(np, newname, rel);
 	char proc[64];
@@ -519,6 +521,10 @@ static void vr_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		vr_refuse(req, "rename", srel, sd, EXDEV);
 		return;
 	}
+
+	/* Onto a key file's name: the daemon's own unmasked copy goes there. */
+	if (vr_keyfile_rename(req, p, name, srel, &sst, np, newname, drel, dd, flags))
+		return;
 
 	VR_CREATING(np);
 	vr_journal_before_rename(p, name, srel, np, newname, drel, flags);

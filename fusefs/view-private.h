@@ -426,6 +426,16 @@ void vr_keyfile_note(dev_t dev, ino_t ino, const char *relpath);
 bool vr_keyfile_is(VrInode *inode);
 /* After a rename through the view to NEWNAME in NEWPARENT (NEWPATH). */
 void vr_keyfile_renamed(VrInode *newparent, const char *newname, const char *newpath);
+/* A rename that puts a file at a key file's name (or takes one in an
+ * exchange), after the handler's checks: true when it replied (the
+ * daemon's own unmasked copy renamed there, or a refusal); false: an
+ * ordinary rename does. */
+bool vr_keyfile_rename(fuse_req_t req, VrInode *p, const char *name, const char *srel,
+                       const struct stat *sst, VrInode *np, const char *newname, const char *drel,
+                       VrDecision dd, unsigned flags);
+/* link() to REL of inode: false (refused, replied) when REL is a key file's
+ * name and inode is not a key file found at start. */
+bool vr_keyfile_link_allowed(fuse_req_t req, VrInode *inode, const char *srel, const char *rel);
 /* Gives f (open or handle) the masked image of a key file (f->keyfile);
  * 0 (also for any other file) or -errno (refused, audited). */
 int vr_keyfile_attach(fuse_req_t req, VrFile *f);
@@ -468,6 +478,12 @@ int vr_content_scan_load_masked(int fd, const char *relpath, char **ret_buf, siz
 bool vr_gitgate_applies(VrDecision d);
 /* Replies: the new file is written by the daemon when the policy accepts
  * it, else EACCES with an audit record naming the key. */
+/* Writes data to a new file in dir, named by a built-in hidden pattern
+ * (".vault-run-gate.*": never reachable through the view), owned and
+ * moded like the agent's file, fsynced. *ret_name: its name (g_free). The
+ * config gate's and the key files' (keyfile.c) file in the making. */
+int vr_write_hidden_new(int dir, const void *data, size_t len, const struct stat *like,
+                        char **ret_name, struct stat *ret_st);
 void vr_gitgate_rename(fuse_req_t req, VrInode *p, const char *name, const char *srel,
                        const struct stat *sst, VrInode *np, const char *newname, const char *drel,
                        VrDecision dd, unsigned flags);

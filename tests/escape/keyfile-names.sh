@@ -6,7 +6,9 @@
 # in two writes that split a sentinel. Each shows only sentinels inside;
 # the host keeps whole real values or none. Then the host's harness
 # changes the file during the run (a value the view does not know): the
-# file is refused inside, never served. The control: the same profile
+# file is refused inside, never served. The agent's own rewrite by rename
+# (os.replace, jq > tmp && mv) leaves the real values on the host and
+# sentinels in its temp file's descriptors. The control: the same profile
 # without [keys] shows the real values. --net none: no proxy is needed
 # for the files to be masked (a warning says the logins cannot work).
 . "$(dirname "$0")/../lib/libtest.sh"
@@ -90,11 +92,60 @@ wait
 vr_check "a new file the host renamed there is refused inside too" grep -qx refused <<<"$out"
 vr_check_not "… its value never shows" grep -q "NewAccess" <<<"$out"
 
-# The agent's own rewrite by rename (write a copy, rename it over): served,
-# with the sentinels it wrote; the host file then holds those sentinels
-# (docs/network.md: a rename does not turn them back into real values).
-creds
-out=$(inside kf 'cd ~/.kf; sed "s/\"n\": 1/\"n\": 2/" creds.json >tmp.json && mv tmp.json creds.json && echo "renamed $(cat creds.json)"')
-vr_check "the agent's file renamed over the key file reads back" grep -q '^renamed {"a": "sk-ant-oat01-' <<<"$out"
-vr_check_not "… and holds no real value on the host" grep -q "RealAccess\|RealRefresh" "$F"
+# The agent's own rewrite by rename (write a copy, rename it over, as
+# harnesses and editors save): python's os.replace, then jq (or sed) > tmp
+# && mv, each with a descriptor of its temp file opened before the rename.
+# The daemon puts its own unmasked copy there (docs/network.md): the host
+# file holds the real values with the change, the agent's temp file (and
+# its old descriptors) only sentinels. In no-open mode and in open mode.
+cat >"$P/rename.py" <<'EOF'
+import ctypes, errno, os, shutil, subprocess
+os.chdir(os.path.expanduser("~/.kf"))
+f = "creds.json"
+s = open(f).read()
+with open("tmp1", "w") as h:
+    h.write(s.replace('"n": 1', '"n": 2'))
+kept = os.open("tmp1", os.O_RDONLY)
+os.replace("tmp1", f)
+print("replaced " + open(f).read().strip())
+print("kept " + os.pread(kept, 4096, 0).decode().strip())
+edit = "jq -c '.n = 3'" if shutil.which("jq") else "sed 's/\"n\": 2/\"n\": 3/'"
+subprocess.run(["sh", "-c", edit + ' creds.json >tmp.json && exec 3<tmp.json && mv tmp.json creds.json'
+                ' && echo "mv $(cat creds.json)" && echo "kept2 $(cat <&3)"'])
+# An exchange would put the agent's file there as it is; a hard link would
+# leave it a raw second name: refused. NOREPLACE keeps its meaning.
+libc = ctypes.CDLL(None, use_errno=True)
+open("x", "w").write("{}")
+for tag, flag in (("exchange", 2), ("noreplace", 1)):
+    r = libc.renameat2(-100, b"x", -100, f.encode(), flag)
+    print("%s %s" % (tag, "ok" if r == 0 else errno.errorcode[ctypes.get_errno()]))
+os.rename(f, "moved.json")
+try:
+    os.link("x", f)
+    print("link ok")
+except OSError as e:
+    print("link " + errno.errorcode[e.errno])
+os.rename("moved.json", f)
+os.unlink("x")
+print("names " + " ".join(sorted(os.listdir("."))))
+EOF
+for mode in noopen open; do
+	extra=()
+	[ "$mode" = open ] && extra=(--audit-level opens)
+	creds
+	out=$("$VR" --project "$P" --profile kf --net none --quiet "${extra[@]}" -- python3 "$P/rename.py" 2>"$T/err")
+	vr_check "[$mode] os.replace over the key file reads back with sentinels and the change" \
+		grep -q '^replaced {"a": "sk-ant-oat01-.*"n": 2' <<<"$out"
+	vr_check "[$mode] … and so does jq > tmp && mv tmp" grep -Eq '^mv \{"a": ?"sk-ant-oat01-.*"n": ?3' <<<"$out"
+	vr_check "[$mode] descriptors of the temp files opened before the renames show the sentinels" \
+		bash -c "grep -q '^kept {\"a\": \"sk-ant-oat01-' <<<'$out' && grep -q '^kept2 .*sk-ant-oat01-' <<<'$out'"
+	vr_check_not "[$mode] no real value inside" grep -q "RealAccess\|RealRefresh" <<<"$out"
+	vr_check "[$mode] on the host: the real values (the concealed refresh token the host's) with the change" \
+		bash -c "grep -q '$ACCESS' '$F' && grep -q '$REFRESH' '$F' && grep -Eq '\"n\": ?3' '$F'"
+	vr_check "[$mode] an exchange with the key file is refused (EXDEV)" grep -qx "exchange EXDEV" <<<"$out"
+	vr_check "[$mode] RENAME_NOREPLACE onto it still says EEXIST" grep -qx "noreplace EEXIST" <<<"$out"
+	vr_check "[$mode] a hard link of the agent's file at a key path is refused" grep -qx "link EACCES" <<<"$out"
+	vr_check "[$mode] no temp file is left, inside or on the host" \
+		bash -c "grep -qx 'names creds.json' <<<'$out' && test \"\$(ls -A '$HOME/.kf')\" = creds.json"
+done
 vr_done
