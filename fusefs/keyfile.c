@@ -20,8 +20,8 @@
  * name, fsynced, the agent's file's mode) and renames that over the key
  * path; the agent's file is removed as the rename would have taken its
  * name, and the kernel's node for it is rebound to the new file
- * (vr_inode_rebind, as git-gate.c does). The journal records the rename
- * (the replaced key file kept for undo). An exchange that would put the
+ * (vr_inode_rebind, as git-gate.c does). A view that keeps a journal
+ * records the rename (the replaced key file kept for undo). An exchange that would put the
  * agent's file at a key path is refused (EXDEV), and so is a hard link of
  * it there (EACCES): it would keep its other, raw, name. Any other inode
  * that reaches a key path (a file created at it after a removal, a
