@@ -148,4 +148,10 @@ for mode in noopen open; do
 	vr_check "[$mode] no temp file is left, inside or on the host" \
 		bash -c "grep -qx 'names creds.json' <<<'$out' && test \"\$(ls -A '$HOME/.kf')\" = creds.json"
 done
+# The daemon's copy in the making has a name the view hides: no handle on
+# it (and on the real values it holds) may reach the agent.
+echo probe >"$HOME/.kf/.vault-run-gate.probe"
+out=$(inside kf 'cat ~/.kf/.vault-run-gate.probe 2>&1 || echo refused')
+vr_check "the daemon's temp name is hidden in a key file's directory" grep -qx refused <<<"$out"
+rm -f "$HOME/.kf/.vault-run-gate.probe"
 vr_done
