@@ -31,6 +31,8 @@ static void inode_free(VrInode *inode)
 {
 	if (S_ISDIR(inode->type))
 		vr_watch_forget(inode);
+	if (S_ISREG(inode->type) && inode->fd >= 0)
+		vr_keyfile_inode_closing(inode->fd);
 	if (inode->fd >= 0)
 		close(inode->fd);
 	if (inode->create_fd >= 0) {

@@ -26,7 +26,9 @@
  * it there (EACCES): it would keep its other, raw, name. Any other inode
  * that reaches a key path (a file created at it after a removal, a
  * directory renamed over the key file's) is "adopted": masked, but
- * written as it is.
+ * written as it is. A key file inode left with no name is forgotten when
+ * its VrInode goes (vr_keyfile_inode_closing): a new file that gets its
+ * number is not a key file.
  *
  * A key file the host changed behind the view (its harness refreshed the
  * token in place or put a new file at its name: a value the daemon does
@@ -194,6 +196,23 @@ void vr_keyfile_renamed(VrInode *newparent, const char *newname, const char *new
 	}
 	if (fd >= 0)
 		close(fd);
+}
+
+void vr_keyfile_inode_closing(int fd)
+{
+	/* A key file with no name left: its inode number may soon be another
+	 * file's, which must not count as one (what it held is masked in
+	 * every file still open on it). */
+	struct stat st;
+	if (!K.mask || fstat(fd, &st) < 0 || st.st_nlink > 0)
+		return;
+	g_autoptr(GBytes) k = devino(st.st_dev, st.st_ino);
+	pthread_mutex_lock(&K.lock);
+	if (K.original) {
+		g_hash_table_remove(K.original, k);
+		g_hash_table_remove(K.adopted, k);
+	}
+	pthread_mutex_unlock(&K.lock);
 }
 
 /* 2: an original key file, 1: adopted, 0: none. */

@@ -424,6 +424,8 @@ void vr_keyfile_free(void);
 /* An inode reached by RELPATH: a key file from now on when that is a key path. */
 void vr_keyfile_note(dev_t dev, ino_t ino, const char *relpath);
 bool vr_keyfile_is(VrInode *inode);
+/* A regular file's inode fd is about to be closed (its VrInode freed). */
+void vr_keyfile_inode_closing(int fd);
 /* After a rename through the view to NEWNAME in NEWPARENT (NEWPATH). */
 void vr_keyfile_renamed(VrInode *newparent, const char *newname, const char *newpath);
 /* A rename that puts a file at a key file's name (or takes one in an

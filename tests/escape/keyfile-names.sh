@@ -148,6 +148,12 @@ for mode in noopen open; do
 	vr_check "[$mode] no temp file is left, inside or on the host" \
 		bash -c "grep -qx 'names creds.json' <<<'$out' && test \"\$(ls -A '$HOME/.kf')\" = creds.json"
 done
+# A key file removed inside: new files that get its inode number are
+# not taken for it (refused as a key file the run does not know).
+creds
+out=$(inside kf 'cd ~/.kf; rm creds.json; n=0; for i in $(seq 1 30); do echo "{}" >f$i; cat f$i >/dev/null 2>&1 || n=$((n+1)); done; echo "unreadable $n"; rm -f f*')
+vr_check "after the key file's removal every new file reads" grep -qx "unreadable 0" <<<"$out"
+
 # The daemon's copy in the making has a name the view hides: no handle on
 # it (and on the real values it holds) may reach the agent.
 echo probe >"$HOME/.kf/.vault-run-gate.probe"
