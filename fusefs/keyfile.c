@@ -17,7 +17,7 @@
  * path (a harness's write-a-copy-and-rename save) never moves the agent's
  * file there: the daemon reads it once (at most 1 MiB, O_NOFOLLOW), unmasks
  * it, writes that into a new file of its own (the config gate's hidden
- * name, fsynced, the agent's file's mode) and renames that over the key
+ * name, fsynced, owned and moded like the key file it replaces) and renames that over the key
  * path; the agent's file is removed as the rename would have taken its
  * name, and the kernel's node for it is rebound to the new file
  * (vr_inode_rebind, as git-gate.c does). A view that keeps a journal

@@ -142,6 +142,8 @@ for mode in noopen open; do
 	vr_check_not "[$mode] no real value inside" grep -q "RealAccess\|RealRefresh" <<<"$out"
 	vr_check "[$mode] on the host: the real values (the concealed refresh token the host's) with the change" \
 		bash -c "grep -q '$ACCESS' '$F' && grep -q '$REFRESH' '$F' && grep -Eq '\"n\": ?3' '$F'"
+	vr_check "[$mode] … and keeps the key file's mode, not the temp file's ($(stat -c %a "$F"))" \
+		test "$(stat -c %a "$F")" = 666
 	vr_check "[$mode] an exchange with the key file is refused (EXDEV)" grep -qx "exchange EXDEV" <<<"$out"
 	vr_check "[$mode] RENAME_NOREPLACE onto it still says EEXIST" grep -qx "noreplace EEXIST" <<<"$out"
 	vr_check "[$mode] a hard link of the agent's file at a key path is refused" grep -qx "link EACCES" <<<"$out"
