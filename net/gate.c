@@ -712,11 +712,11 @@ static gsize server_head(VrHttpGate *g, const guint8 *buf, gsize len, GByteArray
 	gsize head = vr_http_head_length((const char *)g->sbuf->data, g->sbuf->len);
 	if (!head) {
 		if (g->sbuf->len > MAX_RESPONSE_HEAD) {
-			g->ss = S_LOST;
-			if (out) {
-				vr_scrub_feed(g->down_scrub, g->sbuf->data, g->sbuf->len, out);
+			/* Too large to follow; when scrubbing, as unfollowable as
+			 * an unsolicited head (below): dropped. */
+			g->ss = out ? S_CUT : S_LOST;
+			if (out)
 				g_byte_array_set_size(g->sbuf, 0);
-			}
 		}
 		return take;
 	}
@@ -735,6 +735,15 @@ static gsize server_head(VrHttpGate *g, const guint8 *buf, gsize len, GByteArray
 		                                         "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
 		                                         strlen(body), body);
 		g_byte_array_append(out, (const guint8 *)reply, (guint)strlen(reply));
+	} else if (out && g->ss == S_LOST) {
+		/* An answer to no request, or no status line: bytes the client
+		 * cannot take for a response. After a body that ended holding
+		 * back the start of a value (masked as the sentinel's start,
+		 * which shares the value's prefix), the value's rest would come
+		 * here, in a new scrub stream that cannot match it (fuzz_inject):
+		 * nothing more goes to the client. */
+		g_byte_array_set_size(out, at);
+		g->ss = S_CUT;
 	}
 	g_byte_array_set_size(g->sbuf, 0);
 	return head - before;

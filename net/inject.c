@@ -145,10 +145,14 @@ static int scan_text(const VrScrub *scan, const char *s, gboolean fold)
 	return id;
 }
 
-/* The request line's target, as sent and percent-decoded, and every field. */
+/* The request line (its method too: any token is one, and a sentinel
+ * fits in a token: fuzz_inject), its target as sent and percent-decoded,
+ * and every field. */
 static int scan_request(const VrInjectSite *site, const VrGateRequest *req)
 {
-	int id = scan_text(site->up_scan, req->target, FALSE);
+	int id = scan_text(site->up_scan, req->method, FALSE);
+	if (id < 0)
+		id = scan_text(site->up_scan, req->target, FALSE);
 	if (id < 0) {
 		g_autofree char *decoded = g_uri_unescape_string(req->target, NULL);
 		if (decoded)
