@@ -16,6 +16,7 @@
 # The origin is the loopback HTTPS origin of net-keys.sh (tls-origin.py
 # behind a CA of the test's own, reached through vault-run-testhooks).
 . "$(dirname "$0")/../lib/libtest.sh"
+. "$(dirname "$0")/../lib/origin-lib.sh"
 . "$(dirname "$0")/../lib/view-lib.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
 vr_require_cmd curl python3 openssl
@@ -27,22 +28,7 @@ P="$T/project"
 view_make_demo "$P"
 cd "$P"
 
-O="$T/origin"
-mkdir -p "$O"
-ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-openssl req -x509 "${ec[@]}" -keyout "$O/ca.key" -out "$O/ca.pem" -days 2 -subj /CN=vr-test-origin-ca \
-	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
-openssl req -new "${ec[@]}" -keyout "$O/leaf.key" -out "$O/leaf.csr" -subj /CN=api.origin.test 2>/dev/null
-printf 'subjectAltName=DNS:api.origin.test,DNS:other.origin.test\nextendedKeyUsage=serverAuth\n' >"$O/ext"
-openssl x509 -req -in "$O/leaf.csr" -CA "$O/ca.pem" -CAkey "$O/ca.key" -CAcreateserial -days 2 \
-	-extfile "$O/ext" -out "$O/leaf.pem" 2>/dev/null
-cat "$O/leaf.pem" "$O/ca.pem" "$O/leaf.key" >"$O/server.pem"
-python3 "$VR_SOURCE_DIR/tests/helpers/tls-origin.py" "$O/server.pem" "$O/port" "$O/log" >"$O/out" 2>&1 &
-vr_mount_pids+=("$!")
-for _ in $(seq 1 200); do [ -s "$O/port" ] && break; sleep 0.05; done
-[ -s "$O/port" ] || { cat "$O/out"; vr_fail "the origin did not start"; vr_done; }
-export VR_TEST_RESOLVE=api.origin.test=127.0.0.1,other.origin.test=127.0.0.1
-export VR_TEST_UPSTREAM_PORT=$(cat "$O/port") VR_TEST_UPSTREAM_CA=$O/ca.pem
+vr_origin_start tls-origin.py api other
 
 # --- the harness's home, its state file and the profile -------------------------
 export HOME="$T/home" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state"

@@ -11,6 +11,7 @@
 # of 443 and trusts that CA upstream (net/tls.c, VR_TEST_HOOKS: not in the
 # installed binary, which the last check shows).
 . "$(dirname "$0")/../lib/libtest.sh"
+. "$(dirname "$0")/../lib/origin-lib.sh"
 . "$(dirname "$0")/../lib/view-lib.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
 vr_require_cmd curl python3 openssl
@@ -23,30 +24,11 @@ view_make_demo "$P"
 cd "$P"
 
 # --- the origin and its CA -------------------------------------------------
-O="$T/origin"
-mkdir -p "$O"
-ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
-openssl req -x509 "${ec[@]}" -keyout "$O/ca.key" -out "$O/ca.pem" -days 2 -subj /CN=vr-test-origin-ca \
-	-addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign 2>/dev/null
-openssl req -new "${ec[@]}" -keyout "$O/leaf.key" -out "$O/leaf.csr" -subj /CN=api.origin.test 2>/dev/null
-printf 'subjectAltName=DNS:api.origin.test,DNS:other.origin.test,DNS:read.origin.test\nextendedKeyUsage=serverAuth\n' \
-	>"$O/ext"
-openssl x509 -req -in "$O/leaf.csr" -CA "$O/ca.pem" -CAkey "$O/ca.key" -CAcreateserial -days 2 \
-	-extfile "$O/ext" -out "$O/leaf.pem" 2>/dev/null
-cat "$O/leaf.pem" "$O/ca.pem" "$O/leaf.key" >"$O/server.pem"
 
 REAL=sk-proj-RealValue0123456789abcdefghijKLMNOPqrstuv
 GREAL=AIzaRealGoogleValue0123456789abcdefghij
 TOKEN=ghp_RealToken0123456789abcdefghijklmnopqr
-LEAK=$REAL SSE_PAUSE=1 python3 "$VR_SOURCE_DIR/tests/helpers/tls-origin.py" "$O/server.pem" "$O/port" "$O/log" \
-	>"$O/out" 2>&1 &
-vr_mount_pids+=("$!")
-for _ in $(seq 1 200); do [ -s "$O/port" ] && break; sleep 0.05; done
-[ -s "$O/port" ] || { cat "$O/out"; vr_fail "the origin did not start"; vr_done; }
-OP=$(cat "$O/port")
-
-export VR_TEST_RESOLVE=api.origin.test=127.0.0.1,other.origin.test=127.0.0.1,read.origin.test=127.0.0.1
-export VR_TEST_UPSTREAM_PORT=$OP VR_TEST_UPSTREAM_CA=$O/ca.pem
+LEAK=$REAL SSE_PAUSE=1 vr_origin_start tls-origin.py api other read
 # The values are the host's: the environment for two, an --env-file for one.
 printf 'GEMINI_API_KEY=%s\n' "$GREAL" >"$T/keys.env"
 export OPENAI_API_KEY=$REAL GIT_TOKEN=$TOKEN
