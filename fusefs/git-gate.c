@@ -64,17 +64,6 @@ static void refuse(fuse_req_t req, const char *srel, const char *drel, VrDecisio
 	fuse_reply_err(req, err);
 }
 
-static bool same_file(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
-}
-
-/* Not ctime: the journal links the file it keeps, which changes it. */
-static bool same_version(const struct stat *a, const struct stat *b)
-{
-	return same_file(a, b) && a->st_size == b->st_size &&
-	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
-}
 
 /* The bytes of name in dirfd, read once through our own fd: a regular file
  * that is (still) the object expect describes (NULL: any). */
@@ -86,7 +75,7 @@ static int read_once(int dirfd, const char *name, const struct stat *expect, cha
 	if (fd < 0)
 		return -errno;
 	int r = fstat(fd, ret_st) < 0 ? -errno : 0;
-	if (r == 0 && (!S_ISREG(ret_st->st_mode) || (expect && !same_file(expect, ret_st))))
+	if (r == 0 && (!S_ISREG(ret_st->st_mode) || (expect && !vr_same_file(expect, ret_st))))
 		r = -EACCES;
 	if (r == 0)
 		r = vr_file_load(fd, GATE_MAX_SIZE, ret_buf, ret_len);
@@ -154,6 +143,21 @@ int vr_write_hidden_new(int dir, const void *data, size_t len, const struct stat
 	}
 	*ret_name = g_steal_pointer(&name);
 	return 0;
+}
+
+void vr_rebind_to_written(const struct stat *sst, const struct stat *made, const char *srel,
+                          const char *drel, VrDecision dd, VrInode *np, const char *newname)
+{
+	struct stat now;
+	int fd = openat(np->fd, newname, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && (fstat(fd, &now) < 0 || !vr_same_file(&now, made))) {
+		close(fd);
+		fd = -1;
+	}
+	if (fd >= 0)
+		vr_inode_rebind(sst->st_dev, sst->st_ino, fd, &now, drel, dd, np, newname);
+	else
+		vr_inode_renamed(sst->st_dev, sst->st_ino, srel, drel, np, newname);
 }
 
 static void log_accepted(fuse_req_t req, const char *srel, const char *drel, VrDecision dd,
@@ -238,7 +242,7 @@ void vr_gitgate_rename(fuse_req_t req, VrInode *p, const char *name, const char 
 	/* What was compared against must still be there: a change on the host
 	 * meanwhile is not overwritten. */
 	if (r == 0 && (dst_exists ? fstatat(np->fd, newname, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
-	                            !same_version(&dst, &now)
+	                            !vr_same_version(&dst, &now)
 	                          : fstatat(np->fd, newname, &now, AT_SYMLINK_NOFOLLOW) == 0))
 		r = -EBUSY;
 	if (r == 0 && renameat2(np->fd, tmp, np->fd, newname, flags & RENAME_NOREPLACE) < 0)
@@ -253,21 +257,13 @@ void vr_gitgate_rename(fuse_req_t req, VrInode *p, const char *name, const char 
 	}
 	/* The agent's file goes as a rename would take its name; not if it is
 	 * no longer the file that was read. */
-	if (fstatat(p->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && same_file(sst, &now))
+	if (fstatat(p->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && vr_same_file(sst, &now))
 		unlinkat(p->fd, name, 0);
 	vr_handles_name_changed();
 	/* The kernel moves its entry for the agent's file to newname: that
 	 * node is made to mean our file, so what git does next (git init's
 	 * chmod probe, the next read) reaches the file on the host. */
-	int fd = openat(np->fd, newname, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && (fstat(fd, &now) < 0 || !same_file(&now, &made))) {
-		close(fd);
-		fd = -1;
-	}
-	if (fd >= 0)
-		vr_inode_rebind(sst->st_dev, sst->st_ino, fd, &now, drel, dd, np, newname);
-	else
-		vr_inode_renamed(sst->st_dev, sst->st_ino, srel, drel, np, newname);
+	vr_rebind_to_written(sst, &made, srel, drel, dd, np, newname);
 	log_accepted(req, srel, drel, dd, &v);
 	vr_gitgate_verdict_clear(&v);
 	fuse_reply_err(req, 0);

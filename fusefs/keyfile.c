@@ -364,17 +364,6 @@ int vr_keyfile_truncate(VrInode *inode, off_t size)
 
 /* --- a file put at a key file's name --- */
 
-static bool same_file(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
-}
-
-/* Not ctime: the journal links the file it keeps, which changes it. */
-static bool same_version(const struct stat *a, const struct stat *b)
-{
-	return same_file(a, b) && a->st_size == b->st_size &&
-	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
-}
 
 static bool is_original(dev_t dev, ino_t ino)
 {
@@ -410,7 +399,7 @@ static int read_source(int dirfd, const char *name, const struct stat *sst, char
 		return -errno;
 	struct stat st;
 	int r = fstat(fd, &st) < 0 ? -errno : 0;
-	if (r == 0 && (!S_ISREG(st.st_mode) || !same_file(&st, sst)))
+	if (r == 0 && (!S_ISREG(st.st_mode) || !vr_same_file(&st, sst)))
 		r = -EBUSY;
 	if (r == 0)
 		r = vr_file_load(fd, KEYFILE_MAX, ret_buf, ret_len);
@@ -431,7 +420,7 @@ static int dest_known_locked(int dirfd, const char *name, struct stat *ret_dst, 
 	struct stat st;
 	char *buf = NULL;
 	size_t len = 0;
-	int r = fd < 0 ? -errno : fstat(fd, &st) < 0 ? -errno : !same_version(&st, ret_dst) ? -EBUSY : 0;
+	int r = fd < 0 ? -errno : fstat(fd, &st) < 0 ? -errno : !vr_same_version(&st, ret_dst) ? -EBUSY : 0;
 	if (r == 0)
 		r = vr_file_load(fd, KEYFILE_MAX, &buf, &len);
 	if (fd >= 0)
@@ -467,7 +456,7 @@ static int put_locked(VrInode *p, const char *name, const char *srel, const stru
 	/* What was checked must still be there: a change on the host
 	 * meanwhile is not overwritten. */
 	if (r == 0 && (dst_exists ? fstatat(np->fd, newname, &now, AT_SYMLINK_NOFOLLOW) < 0 ||
-	                            !same_version(&dst, &now)
+	                            !vr_same_version(&dst, &now)
 	                          : fstatat(np->fd, newname, &now, AT_SYMLINK_NOFOLLOW) == 0))
 		r = -EBUSY;
 	/* Held across the rename: the replaced file's inode number cannot be
@@ -528,19 +517,11 @@ static void rewrite(fuse_req_t req, VrInode *p, const char *name, const char *sr
 		fuse_reply_err(req, -r);
 		return;
 	}
-	if (fstatat(p->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && same_file(sst, &now))
+	if (fstatat(p->fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 && vr_same_file(sst, &now))
 		unlinkat(p->fd, name, 0);
 	vr_handles_name_changed();
 	vr_watch_name_removed(p, name);
-	int fd = openat(np->fd, newname, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0 && (fstat(fd, &now) < 0 || !same_file(&now, &made))) {
-		close(fd);
-		fd = -1;
-	}
-	if (fd >= 0)
-		vr_inode_rebind(sst->st_dev, sst->st_ino, fd, &now, drel, dd, np, newname);
-	else
-		vr_inode_renamed(sst->st_dev, sst->st_ino, srel, drel, np, newname);
+	vr_rebind_to_written(sst, &made, srel, drel, dd, np, newname);
 	vr_audit_req(req, VR_AUDIT_WRITES, "rename", srel, "ok", NULL, drel);
 	fuse_reply_err(req, 0);
 }
@@ -565,7 +546,7 @@ bool vr_keyfile_rename(fuse_req_t req, VrInode *p, const char *name, const char 
 		return false;
 	}
 	if (!to_key || !S_ISREG(sst->st_mode) || is_original(sst->st_dev, sst->st_ino) ||
-	    (dst_exists && same_file(sst, &dst)))
+	    (dst_exists && vr_same_file(sst, &dst)))
 		return false;
 	rewrite(req, p, name, srel, sst, np, newname, drel, dd, flags);
 	return true;

@@ -486,6 +486,21 @@ bool vr_gitgate_applies(VrDecision d);
  * config gate's and the key files' (keyfile.c) file in the making. */
 int vr_write_hidden_new(int dir, const void *data, size_t len, const struct stat *like,
                         char **ret_name, struct stat *ret_st);
+/* After the daemon's file MADE took NEWNAME in place of the agent's SST:
+ * the kernel's node for the agent's file (the rename moved it there) is
+ * made to mean MADE, or, if NEWNAME no longer holds it, just renamed. */
+void vr_rebind_to_written(const struct stat *sst, const struct stat *made, const char *srel,
+                          const char *drel, VrDecision dd, VrInode *np, const char *newname);
+static inline bool vr_same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+/* Not ctime: the journal links the file it keeps, which changes it. */
+static inline bool vr_same_version(const struct stat *a, const struct stat *b)
+{
+	return vr_same_file(a, b) && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
 void vr_gitgate_rename(fuse_req_t req, VrInode *p, const char *name, const char *srel,
                        const struct stat *sst, VrInode *np, const char *newname, const char *drel,
                        VrDecision dd, unsigned flags);
