@@ -14,6 +14,9 @@
 #include "net/gate.h"
 
 #define RELAY_BUFSIZE (64 * 1024)
+/* How long, and for how many bytes, a refused client may go on sending. */
+#define LINGER_S 2
+#define LINGER_MAX (1024 * 1024)
 
 typedef struct Relay Relay;
 typedef struct {
@@ -48,6 +51,10 @@ struct Relay {
 	GQueue requests;   /* ProxyConn * let through and not answered, oldest first */
 	char *refusal;     /* the response to write once every response is complete */
 	gboolean refusal_sent, upstream_shut;
+	GCancellable *linger; /* the drain after a refusal (not r->cancel: that ends the pumps) */
+	guint linger_timer;
+	gsize lingered;
+	char drain[4096];
 };
 
 static void pump_read(Pump *p);
@@ -74,6 +81,7 @@ static void relay_free(Relay *r)
 	g_object_unref(r->upstream);
 	g_object_unref(r->client_in);
 	g_object_unref(r->cancel);
+	g_clear_object(&r->linger);
 	if (r->c)
 		proxy_conn_finish(r->c);
 	finish_open_requests(r, "closed before the response ended");
@@ -218,13 +226,45 @@ static gboolean gate_events(Relay *r, GPtrArray *events)
 	return go_on;
 }
 
+/* A lingering close, as web servers do it. The client may still be sending
+ * (the rest of a refused request, a pipelined one); a socket closed with
+ * bytes unread answers with a reset, and a reset can discard the refusal
+ * before the client has read it. So the refusal is followed by a FIN, and
+ * what the client still sends is read and dropped until it closes, for at
+ * most LINGER_S seconds and LINGER_MAX bytes. */
+static gboolean on_linger_timeout(gpointer data)
+{
+	Relay *r = data;
+	r->linger_timer = 0;
+	g_cancellable_cancel(r->linger);
+	return G_SOURCE_REMOVE;
+}
+
+static void on_drained(GObject *src, GAsyncResult *res, gpointer data)
+{
+	Relay *r = data;
+	gssize n = g_input_stream_read_finish(G_INPUT_STREAM(src), res, NULL);
+	if (n > 0 && (r->lingered += (gsize)n) < LINGER_MAX) {
+		g_input_stream_read_async(r->client_in, r->drain, sizeof r->drain, G_PRIORITY_DEFAULT, r->linger,
+		                          on_drained, r);
+		return;
+	}
+	g_clear_handle_id(&r->linger_timer, g_source_remove);
+	chain_end(r);
+}
+
 static void on_refusal_written(GObject *src, GAsyncResult *res, gpointer data)
 {
 	Relay *r = data;
 	g_output_stream_write_all_finish(G_OUTPUT_STREAM(src), res, NULL, NULL);
-	/* Connection: close: everything ends here (the down pump's read). */
+	/* Connection: close: the down pump's read ends here; the client's side
+	 * lingers. */
 	g_cancellable_cancel(r->cancel);
-	chain_end(r);
+	g_socket_shutdown(g_socket_connection_get_socket(r->client), FALSE, TRUE, NULL);
+	r->linger = g_cancellable_new();
+	r->linger_timer = g_timeout_add_seconds(LINGER_S, on_linger_timeout, r);
+	g_input_stream_read_async(r->client_in, r->drain, sizeof r->drain, G_PRIORITY_DEFAULT, r->linger, on_drained,
+	                          r);
 }
 
 /* Writes the pending refusal once no response is on its way, so it never
