@@ -40,6 +40,7 @@ void vr_run_keys_clear(VrRunKeys *rk)
 	vr_run_keys_certs_remove(rk);
 	g_clear_pointer(&rk->optional, g_ptr_array_unref);
 	g_clear_pointer(&rk->unbound, g_ptr_array_unref);
+	g_clear_pointer(&rk->sentinel_only, g_ptr_array_unref);
 	g_clear_pointer(&rk->profile, g_free);
 }
 
@@ -419,6 +420,9 @@ gboolean vr_run_keys_take_values(VrRunKeys *rk, char ***envp, GError **error)
 		vr_net_keys_forget_values(rk->keys);
 		if (rk->no_proxy) {
 			/* Nothing to put them into: the sentinels are all there is. */
+			rk->sentinel_only = g_ptr_array_new_with_free_func(g_free);
+			for (guint i = 0; i < vr_net_keys_count(rk->keys); i++)
+				g_ptr_array_add(rk->sentinel_only, g_strdup(vr_net_keys_get(rk->keys, i)->name));
 			g_clear_pointer(&rk->keys, vr_net_keys_free);
 		} else if (fd < 0) {
 			g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,

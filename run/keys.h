@@ -30,6 +30,7 @@ typedef struct {
 	const char *unbound_why; /* the one warning's reason (static text) */
 	gboolean reads;         /* --net read= hosts: terminated with no key at all */
 	gboolean no_proxy;      /* --net none: sentinels inside, the values nowhere */
+	GPtrArray *sentinel_only; /* no_proxy: the names whose sentinels are all there is (for --dry-run) */
 	char *profile;          /* the profile's name, for messages */
 } VrRunKeys;
 

@@ -71,6 +71,27 @@ static void print_bridges(const VrNetAllow *allow)
 	}
 }
 
+/* `--dry-run`: one line per key (never a value). */
+static void print_keys(const VrRunKeys *rk, char **envp)
+{
+	for (guint i = 0; rk->keys && i < vr_net_keys_count(rk->keys); i++) {
+		const VrNetKey *k = vr_net_keys_get(rk->keys, i);
+		g_autofree char *places = vr_net_key_places_text(k->places);
+		printf("key: %s -> ", k->name);
+		for (guint j = 0; j < k->hosts->len; j++)
+			printf("%s%s", j ? "," : "", (const char *)g_ptr_array_index(k->hosts, j));
+		printf(" as %s (a sentinel inside; the proxy puts the value in)\n", places);
+	}
+	for (guint i = 0; rk->sentinel_only && i < rk->sentinel_only->len; i++)
+		printf("key: %s -> a sentinel inside; no proxy (--net none): the value goes nowhere\n",
+		       (const char *)g_ptr_array_index(rk->sentinel_only, i));
+	for (guint i = 0; rk->unbound && i < rk->unbound->len; i++) {
+		const char *name = g_ptr_array_index(rk->unbound, i);
+		if (g_environ_getenv(envp, name))
+			printf("key: %s -> its real value, not bound: %s\n", name, rk->unbound_why);
+	}
+}
+
 /* The proxy variables replace any of the same name the plan let through. */
 static char **env_with_proxy(char **envp, const VrProxyOptions *popts)
 {
@@ -284,6 +305,7 @@ static void print_plan(const VrRun *r)
 	} else {
 		printf("net: %s\n", plan->net == VR_NET_HOST ? "host" : "none");
 	}
+	print_keys(&r->keys, r->envp);
 	printf("cwd: %s\n", r->cwd);
 	vr_root_plan_print(&r->root);
 	for (char **e = r->envp; *e; e++) {

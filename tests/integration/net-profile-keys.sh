@@ -7,7 +7,7 @@
 # control: the same run without the profile's binding shows the value);
 # --net none gives the sentinel with no proxy; --net host passes the value
 # with one warning; `vault-run profiles NAME` lists the keys and where
-# their values are, never the value.
+# their values are, never the value; --dry-run says what each key becomes.
 #
 # The origin is tests/helpers/tls-origin.py as in net-keys.sh; the test
 # build's vault-run-testhooks resolves *.origin.test to 127.0.0.1, uses the
@@ -114,4 +114,14 @@ vr_check "… a value in the environment says so" \
 "$VR" profiles opencode >"$T/opencode.out" 2>&1
 vr_check "profiles opencode lists its keys" grep -q "OPENAI_API_KEY@api.openai.com  as bearer" "$T/opencode.out"
 vr_check "… Anthropic's as x-api-key" grep -q "ANTHROPIC_API_KEY@api.anthropic.com  as x-api-key" "$T/opencode.out"
+# --- --dry-run: one line per key, never a value ------------------------------
+dry() { "$VRT" --project "$P" --profile keytest --env-file "$T/.env" "$@" --dry-run -- true 2>/dev/null; }
+out=$(dry --net allow-private)
+vr_check "--dry-run: the bound key, its host and place" \
+	grep -qx 'key: OPENAI_API_KEY -> api.origin.test as bearer (a sentinel inside; the proxy puts the value in)' <<<"$out"
+vr_check_not "--dry-run: no line for the key with no value" grep -q ABSENT_API_KEY <<<"$out"
+vr_check "--dry-run --net none: a sentinel, no proxy" grep -q '^key: OPENAI_API_KEY -> a sentinel inside; no proxy' <<<"$(dry --net none)"
+out=$(dry --net allow-private --key none)
+vr_check "--dry-run --key none: the real value, not bound" grep -q '^key: OPENAI_API_KEY -> its real value, not bound: --key none' <<<"$out"
+vr_check_not "--dry-run never prints a value" grep -q ProfileReal0123 <<<"$out$(dry --net allow-private)"
 vr_done
