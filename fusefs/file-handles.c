@@ -198,6 +198,12 @@ void vr_handle_adopt_created(fuse_req_t req, VrInode *inode, int fd, int flags)
 		return;
 	VrFile *f = handle_new(inode, vr_steal_fd(&hfd), true, fuse_req_ctx(req)->pid,
 	                       atomic_load(&inode->relpath_gen), atomic_load(&H.epoch));
+	/* Made at a key path (vr_keyfile_created): its writes are unmasked
+	 * through the masked image, as any write handle's of a key file. */
+	if (vr_keyfile_attach(req, f) < 0) {
+		vr_handle_put(f);
+		return;
+	}
 	insert(f);
 	vr_handle_put(f);
 }

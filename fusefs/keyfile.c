@@ -47,6 +47,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/fd-util.h"
 #include "common/log.h"
 #include "fusefs/journal.h"
@@ -364,6 +365,66 @@ int vr_keyfile_truncate(VrInode *inode, off_t size)
 
 /* --- a file put at a key file's name --- */
 
+/* REL is a proper ancestor directory of a key path: the part below it
+ * (borrowed from the mask's list), or NULL. Each call gives the next one
+ * after *I. */
+static const char *below_next(const char *rel, guint *i)
+{
+	const GPtrArray *paths = vr_keymask_paths(K.mask);
+	size_t n = strlen(rel);
+	for (; *i < paths->len; (*i)++) {
+		const char *k = paths->pdata[*i];
+		if (strncmp(k, rel, n) == 0 && k[n] == '/' && k[n + 1]) {
+			(*i)++;
+			return k + n + 1;
+		}
+	}
+	return NULL;
+}
+
+static bool is_key_ancestor(const char *rel)
+{
+	guint i = 0;
+	return rel && below_next(rel, &i) != NULL;
+}
+
+bool vr_keyfile_new_name_allowed(fuse_req_t req, const char *op, const char *rel, mode_t type)
+{
+	/* A key file's name holds a regular file or nothing: a symlink there
+	 * (or at a directory above it) would send the host's harness, after
+	 * the run, to a file the agent chose; a directory or a special file
+	 * there means nothing to a harness. type 0 (link): link_allowed. */
+	if (!K.mask || !rel || type == 0 || type == S_IFREG)
+		return true;
+	if (!vr_keymask_has_path(K.mask, rel) && !(type == S_IFLNK && is_key_ancestor(rel)))
+		return true;
+	vr_audit_req(req, VR_AUDIT_DENIED, op, rel, "EACCES", NULL, NULL);
+	fuse_reply_err(req, EACCES);
+	return false;
+}
+
+void vr_keyfile_created(int dirfd, const char *name, const char *rel)
+{
+	/* A file the daemon just made at a key path (O_CREAT|O_EXCL, mknod):
+	 * no descriptor of it exists but the one the creator gets, which is
+	 * served its masked image like any open of it. So it is a key file
+	 * again, as the one the agent removed: what it is given is written to
+	 * the host with every whole sentinel turned back into its real value.
+	 * It is empty, a content the daemon knows. */
+	if (!K.mask || !rel || !vr_keymask_has_path(K.mask, rel))
+		return;
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_size != 0)
+		return;
+	g_autoptr(GBytes) k = devino(st.st_dev, st.st_ino);
+	pthread_mutex_lock(&K.lock);
+	if (K.original) {
+		g_hash_table_remove(K.adopted, k);
+		g_hash_table_add(K.original, g_bytes_ref(k));
+	}
+	pthread_mutex_unlock(&K.lock);
+}
 
 static bool is_original(dev_t dev, ino_t ino)
 {
@@ -526,6 +587,41 @@ static void rewrite(fuse_req_t req, VrInode *p, const char *name, const char *sr
 	fuse_reply_err(req, 0);
 }
 
+/* The directory NAME of P, renamed to DREL (a proper ancestor of key
+ * paths): EXDEV when it holds, at a key path's place below it, anything
+ * but a key file of the run (the agent's own file would reach the key
+ * path as it is, with descriptors of it from before), or a symlink on the
+ * way there; 0 otherwise. */
+static int dir_brings(VrInode *p, const char *name, const char *drel)
+{
+	vr_cleanup_fd int top = openat(p->fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (top < 0)
+		return 0; /* gone: the rename itself says so */
+	guint i = 0;
+	for (const char *sub; (sub = below_next(drel, &i));) {
+		g_auto(GStrv) parts = g_strsplit(sub, "/", -1);
+		vr_cleanup_fd int at = fcntl(top, F_DUPFD_CLOEXEC, 3);
+		for (char **c = parts; at >= 0 && *c; c++) {
+			struct stat st;
+			if (fstatat(at, *c, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				break; /* nothing there */
+			if (!c[1]) {
+				if (!S_ISREG(st.st_mode) || !is_original(st.st_dev, st.st_ino))
+					return EXDEV;
+				break;
+			}
+			if (S_ISLNK(st.st_mode))
+				return EXDEV;
+			if (!S_ISDIR(st.st_mode))
+				break;
+			int next = openat(at, *c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			close(at);
+			at = next;
+		}
+	}
+	return 0;
+}
+
 bool vr_keyfile_rename(fuse_req_t req, VrInode *p, const char *name, const char *srel,
                        const struct stat *sst, VrInode *np, const char *newname, const char *drel,
                        VrDecision dd, unsigned flags)
@@ -537,10 +633,29 @@ bool vr_keyfile_rename(fuse_req_t req, VrInode *p, const char *name, const char 
 	bool dst_exists = fstatat(np->fd, newname, &dst, AT_SYMLINK_NOFOLLOW) == 0;
 	if (flags & RENAME_EXCHANGE) {
 		/* Each name gets the other's inode: a key path only a key file
-		 * found at start (its content then is the host's, unmasked). */
+		 * found at start (its content then is the host's, unmasked).
+		 * A directory above a key path swapped: what comes to the key
+		 * path is not looked at, refused the same way. */
 		if (dst_exists && ((to_key && !is_original(sst->st_dev, sst->st_ino)) ||
-		                   (from_key && !is_original(dst.st_dev, dst.st_ino)))) {
+		                   (from_key && !is_original(dst.st_dev, dst.st_ino)) ||
+		                   is_key_ancestor(srel) || is_key_ancestor(drel))) {
 			refuse(req, "rename", srel, drel, EXDEV);
+			return true;
+		}
+		return false;
+	}
+	if (to_key && !S_ISREG(sst->st_mode)) {
+		/* A directory, a symlink, a special file at a key file's name:
+		 * see vr_keyfile_new_name_allowed. */
+		refuse(req, "rename", srel, drel, EACCES);
+		return true;
+	}
+	if (!to_key && is_key_ancestor(drel)) {
+		int r = S_ISLNK(sst->st_mode) ? EACCES : S_ISDIR(sst->st_mode) ? dir_brings(p, name, drel) : 0;
+		if (r) {
+			/* EXDEV: mv copies the directory instead, and each file it
+			 * creates at a key path is a key file (vr_keyfile_created). */
+			refuse(req, "rename", srel, drel, r);
 			return true;
 		}
 		return false;

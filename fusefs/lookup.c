@@ -316,6 +316,10 @@ bool vr_new_name_allowed(fuse_req_t req, const char *op, VrInode *parent, const 
 		g_free(rel);
 		return false;
 	}
+	if (!vr_keyfile_new_name_allowed(req, op, rel, type)) {
+		g_free(rel);
+		return false;
+	}
 	*ret_rel = rel;
 	return true;
 }

@@ -324,6 +324,7 @@ static void vr_ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mod
 		return;
 	}
 	vr_ids_give_name(req, p, name, false);
+	vr_keyfile_created(p->fd, name, rel); /* at a key path: a key file again */
 	reply_new_entry(req, parent, name, "mknod", rel);
 }
 

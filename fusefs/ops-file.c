@@ -225,6 +225,8 @@ static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		return;
 	}
 	vr_ids_give_fd(req, p, fd);
+	if (made_here)
+		vr_keyfile_created(p->fd, name, rel); /* at a key path: a key file again */
 	struct fuse_entry_param e;
 	int r = vr_do_lookup(req, parent, name, &e, NULL);
 	if (r < 0) {
@@ -253,6 +255,15 @@ static void vr_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mo
 		return;
 	}
 	VrFile *f = file_new(fd, vr_inode_get(e.ino), req, true);
+	/* A key file (made here at a key path, or one that was there after
+	 * all): its masked image, as an open gets. */
+	int kr = vr_keyfile_attach(req, f);
+	if (kr < 0) {
+		vr_inode_forget(f->inode, 1); /* the entry the kernel will not get */
+		file_free(f);
+		fuse_reply_err(req, -kr);
+		return;
+	}
 	fi->fh = (uintptr_t)f;
 	if (fuse_reply_create(req, &e, fi) == -ENOENT)
 		file_free(f);

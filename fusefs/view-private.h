@@ -438,6 +438,13 @@ bool vr_keyfile_rename(fuse_req_t req, VrInode *p, const char *name, const char 
 /* link() to REL of inode: false (refused, replied) when REL is a key file's
  * name and inode is not a key file found at start. */
 bool vr_keyfile_link_allowed(fuse_req_t req, VrInode *inode, const char *srel, const char *rel);
+/* A new name REL of TYPE (S_IFREG, S_IFDIR, S_IFLNK…; 0: a link) made by
+ * OP: false (replied EACCES, audited) for anything but a regular file at a
+ * key path, or a symlink at a directory above one. */
+bool vr_keyfile_new_name_allowed(fuse_req_t req, const char *op, const char *rel, mode_t type);
+/* The file the daemon just made at NAME of DIRFD (REL): a key file again
+ * when REL is a key path (unmasked on write, masked on read). */
+void vr_keyfile_created(int dirfd, const char *name, const char *rel);
 /* Gives f (open or handle) the masked image of a key file (f->keyfile);
  * 0 (also for any other file) or -errno (refused, audited). */
 int vr_keyfile_attach(fuse_req_t req, VrFile *f);
