@@ -291,6 +291,11 @@ gboolean vr_run_keyfiles_any(const VrRunKeyFiles *kf)
 	return kf && kf->mask && vr_keymask_pairs(kf->mask) > 0;
 }
 
+const GPtrArray *vr_run_keyfiles_paths(const VrRunKeyFiles *kf)
+{
+	return kf ? kf->paths : NULL;
+}
+
 void vr_run_keyfiles_forget(VrRunKeyFiles *kf)
 {
 	if (!kf)

@@ -35,5 +35,7 @@ gboolean vr_run_keyfiles_any(const VrRunKeyFiles *kf);
  * the key files below it (paths relative to ROOT) and every pair, or -1
  * when it serves none (or on an error, logged). */
 int vr_run_keyfiles_view_fd(const VrRunKeyFiles *kf, const char *root);
+/* The real paths of the files that gave a value (borrowed). */
+const GPtrArray *vr_run_keyfiles_paths(const VrRunKeyFiles *kf);
 /* Once every view has its memfd: the values this process held, zeroed. */
 void vr_run_keyfiles_forget(VrRunKeyFiles *kf);

@@ -144,8 +144,9 @@ gboolean vr_path_is_under(const char *path, const char *dir)
 }
 
 /* A writable bind goes through a view (run/views.h), a --dev-bind is a
- * device node, anything else is read-only as it is. FALSE: refused
- * (*error set). */
+ * device node, a read-only bind that is or holds a key file goes through a
+ * view too, anything else is read-only as it is. FALSE: refused (*error
+ * set). */
 static gboolean add_bind_op(VrRootPlan *l, VrViews *views, const char *given, const char *dest, int flags,
                             GError **error)
 {
@@ -175,7 +176,10 @@ static gboolean add_bind_op(VrRootPlan *l, VrViews *views, const char *given, co
 		vr_root_plan_add(l, VR_OP_BIND, src, dest, flags | VR_BIND_NOFOLLOW, 0);
 		return TRUE;
 	}
-	if (flags & VR_BIND_RO) {
+	/* Read-only as it is, unless it is or holds a key file: then
+	 * through a view (vr_views_add_ro_bind registered it), which serves
+	 * the key file masked, and read-only in the sandbox. */
+	if ((flags & VR_BIND_RO) && !vr_views_ro_keyed(views, src)) {
 		vr_root_plan_add(l, VR_OP_BIND, src, dest, flags | VR_BIND_NOFOLLOW, 0);
 		return TRUE;
 	}
@@ -217,6 +221,16 @@ static gboolean plan_views(VrViews *views, const VrRunPlan *plan, const VrConfig
 		const VrUserMount *m = &g_array_index(plan->mounts, VrUserMount, i);
 		if (m->kind == VR_OP_BIND && !(m->flags & (VR_BIND_RO | VR_BIND_DEV)) &&
 		    !vr_views_add_bind(views, m->src, m->flags, error))
+			return FALSE;
+	}
+	/* Read-only binds that are or hold a key file: views too. */
+	for (guint i = 0; config->ro_binds && i < config->ro_binds->len; i++)
+		if (!vr_views_add_ro_bind(views, g_ptr_array_index(config->ro_binds, i), VR_BIND_TRY, error))
+			return FALSE;
+	for (guint i = first_user; i < plan->mounts->len; i++) {
+		const VrUserMount *m = &g_array_index(plan->mounts, VrUserMount, i);
+		if (m->kind == VR_OP_BIND && (m->flags & VR_BIND_RO) && !(m->flags & VR_BIND_DEV) &&
+		    !vr_views_add_ro_bind(views, m->src, m->flags, error))
 			return FALSE;
 	}
 	vr_views_prune(views);
@@ -329,7 +343,11 @@ gboolean vr_root_plan_build(VrRootPlan *r, const VrRootInput *in, VrViews *views
 	add_system(r, rootfs);
 	if (!rootfs)
 		add_etc(r, in->agent_uid, in->agent_gid, in->user, in->home);
-	if (!add_base(r, views, in, error) || !plan_views(views, in->plan, in->config, first_user, error) || !add_binds(r, views, in, first_user, error) ||
+	/* The views first: the config's read-only binds (add_base) may take
+	 * from one. */
+	vr_views_set_key_files(views, in->key_files);
+	if (!plan_views(views, in->plan, in->config, first_user, error) || !add_base(r, views, in, error) ||
+	    !add_binds(r, views, in, first_user, error) ||
 	    !add_copies(r, views, in->copies, error))
 		return FALSE;
 	add_attach_ops(r, views);

@@ -33,6 +33,7 @@ typedef struct {
 	gid_t agent_gid;
 	const char *user, *home;
 	const VrRunCopies *copies; /* the profile's state files, copied for the run; NULL: none */
+	const GPtrArray *key_files; /* char *: the real paths of the run's key files (run/keyfiles.h); NULL */
 } VrRootInput;
 
 void vr_root_plan_init(VrRootPlan *r);

@@ -280,7 +280,7 @@ static int build_root_plan(VrRun *r)
 	const VrRootInput in = {
 		.plan = r->plan, .config = r->config, .project = r->project, .mount_at = r->mount_at,
 		.agent_uid = r->agent_uid, .agent_gid = r->agent_gid, .user = r->user, .home = r->home,
-		.copies = &r->copies,
+		.copies = &r->copies, .key_files = vr_run_keyfiles_paths(r->keys.files),
 	};
 	r->views = vr_views_new(r->project);
 	if (!vr_root_plan_build(&r->root, &in, r->views, &error))

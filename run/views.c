@@ -25,6 +25,7 @@ static gboolean path_is_under(const char *path, const char *dir)
 }
 
 static gboolean refuse(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static const char *key_below(const VrViews *v, const char *real);
 
 /* SRC resolved as realpath(3) would, one component at a time, into ret
  * (PATH_MAX). A symlink that lies inside the project is the agent's (it
@@ -124,6 +125,7 @@ VrViews *vr_views_new(const char *project)
 	v->project = g_strdup(project);
 	v->views = g_ptr_array_new_with_free_func(view_free);
 	v->protected = g_ptr_array_new_with_free_func(g_free);
+	v->keys = g_ptr_array_new_with_free_func(g_free);
 	return v;
 }
 
@@ -134,6 +136,7 @@ void vr_views_free(VrViews *v)
 	g_free(v->project);
 	g_ptr_array_unref(v->views);
 	g_ptr_array_unref(v->protected);
+	g_ptr_array_unref(v->keys);
 	g_free(v);
 }
 
@@ -266,6 +269,11 @@ gboolean vr_views_add_bind(VrViews *v, const char *src, int flags, GError **erro
 	for (guint i = 0; i < v->views->len; i++) {
 		const VrExtraView *e = v->views->pdata[i];
 		const char *served = vr_views_label(e);
+		const char *key = e->guarded && path_is_under(served, real) ? key_below(v, served) : NULL;
+		if (key)
+			return refuse(error, "--bind %s: it contains %s, which the run serves through a view of its own "
+			              "(%s) that masks the key file %s; bind %s itself, or a narrower directory beside it",
+			              src, served, e->source, key, served);
 		if (e->guarded && path_is_under(served, real))
 			return refuse(error, "--bind %s: it contains %s, which the run serves through a view of its own "
 			              "(%s); bind a narrower directory", src, served, e->source);
@@ -273,6 +281,60 @@ gboolean vr_views_add_bind(VrViews *v, const char *src, int flags, GError **erro
 	VrExtraView *e = view_add(v, real, NULL, error);
 	if (e)
 		e->source = g_strdup("--bind");
+	return e != NULL;
+}
+
+void vr_views_set_key_files(VrViews *v, const GPtrArray *paths)
+{
+	for (guint i = 0; paths && i < paths->len; i++)
+		g_ptr_array_add(v->keys, g_strdup(paths->pdata[i]));
+}
+
+/* The first key file at or below REAL, or NULL. */
+static const char *key_below(const VrViews *v, const char *real)
+{
+	for (guint i = 0; i < v->keys->len; i++)
+		if (path_is_under(v->keys->pdata[i], real))
+			return v->keys->pdata[i];
+	return NULL;
+}
+
+gboolean vr_views_ro_keyed(const VrViews *v, const char *real)
+{
+	return key_below(v, real) != NULL;
+}
+
+gboolean vr_views_add_ro_bind(VrViews *v, const char *src, int flags, GError **error)
+{
+	g_autofree char *real = NULL;
+	g_autoptr(GError) local = NULL;
+	struct stat st;
+	if (!vr_views_resolve_source(v, src, flags, &real, &local)) {
+		if (!local)
+			return TRUE; /* a missing --ro-bind-try source */
+		g_propagate_error(error, g_steal_pointer(&local));
+		return FALSE;
+	}
+	const char *key = key_below(v, real);
+	if (!key || stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
+		return TRUE; /* no key file there; a file is routed on its own (vr_views_route) */
+	if (find_root(v, real, NULL))
+		return TRUE;
+	g_autofree char *key_dir = g_path_get_dirname(key);
+	if (path_is_under(v->project, real))
+		return refuse(error, "--ro-bind %s: it holds the key file %s (served masked) and the project %s, "
+		              "whose view it would bypass; bind %s instead", src, key, v->project, key_dir);
+	for (guint i = 0; i < v->views->len; i++) {
+		const VrExtraView *e = v->views->pdata[i];
+		const char *served = vr_views_label(e);
+		if (e->guarded && path_is_under(served, real) && strcmp(served, real) != 0)
+			return refuse(error, "--ro-bind %s: it holds the key file %s, which the run serves masked only "
+			              "through the view of %s (%s); bind %s itself, or a directory beside it", src, key,
+			              served, e->source, served);
+	}
+	VrExtraView *e = view_add(v, real, NULL, error);
+	if (e)
+		e->source = g_strdup("--ro-bind");
 	return e != NULL;
 }
 

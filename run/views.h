@@ -40,6 +40,7 @@ typedef struct {
 	char *project;       /* the real project directory */
 	GPtrArray *views;    /* VrExtraView *, the live ones in start order */
 	GPtrArray *protected; /* char *: "C|O\nPATH\nWHAT" of vault-run's own (C: only containing it counts) */
+	GPtrArray *keys;     /* char *: the real paths of the run's key files (vr_views_set_key_files) */
 } VrViews;
 
 /* Where a daemon mounts its view, in its own mount namespace. */
@@ -70,6 +71,21 @@ gboolean vr_views_add_bind(VrViews *v, const char *src, int flags, GError **erro
  * writable bind that contains it (or, unless ONLY_CONTAINING, lies inside
  * it) is refused. Call before vr_views_add_bind. */
 void vr_views_protect(VrViews *v, const char *path, const char *what, gboolean only_containing);
+/* The real paths of the run's key files (docs/network.md "Keys in files"):
+ * a read-only bind that is or holds one goes through a view too, which
+ * serves it masked (vr_views_add_ro_bind). Call before any add. */
+void vr_views_set_key_files(VrViews *v, const GPtrArray *paths);
+/* A read-only --ro-bind/--ro-bind-try (or a config `ro-bind`, or a
+ * profile's read-only path) of SRC that is or holds a key file: a
+ * directory becomes a view of its own (read-only in the sandbox), unless
+ * it is inside another one. Refused (the message names SRC, the key file
+ * and what to bind instead) when it holds the project or a guarded view,
+ * whose key files only that view may serve. Nothing for any other bind:
+ * it stays a plain read-only bind (vr_views_ro_keyed). */
+gboolean vr_views_add_ro_bind(VrViews *v, const char *src, int flags, GError **error);
+/* SRC (a read-only bind's source, already resolved) is or holds a key
+ * file: it is routed through a view (vr_views_route) and bound read-only. */
+gboolean vr_views_ro_keyed(const VrViews *v, const char *real);
 /* After every add: --bind views inside others are served by those. */
 void vr_views_prune(VrViews *v);
 
