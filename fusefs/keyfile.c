@@ -23,10 +23,16 @@
  * (vr_inode_rebind, as git-gate.c does). A view that keeps a journal
  * records the rename (the replaced key file kept for undo). An exchange that would put the
  * agent's file at a key path is refused (EXDEV), and so is a hard link of
- * it there (EACCES): it would keep its other, raw, name. Any other inode
- * that reaches a key path (a file created at it after a removal, a
- * directory renamed over the key file's) is "adopted": masked, but
- * written as it is. A key file inode left with no name is forgotten when
+ * it there (EACCES): it would keep its other, raw, name. A regular file
+ * the daemon creates at a key path (O_CREAT, mknod: after the agent
+ * removed the key file) is an original key file from its creation
+ * (vr_keyfile_created): the creator's descriptor is served its masked
+ * image like any open. Nothing but a regular file may come to a key path
+ * (a symlink there or above one, a directory, a fifo: EACCES), and a
+ * directory moved above one that would bring the agent's file there is
+ * EXDEV (mv copies it instead). Any other inode that reaches a key path
+ * (a host file) is "adopted": masked, but written as it is (and refused
+ * while its content is unknown). A key file inode left with no name is forgotten when
  * its VrInode goes (vr_keyfile_inode_closing): a new file that gets its
  * number is not a key file.
  *
