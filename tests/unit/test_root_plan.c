@@ -463,6 +463,45 @@ static void per_run_copies_are_file_views(void **state)
 	case_clear(&c);
 }
 
+/* A read-only bind that is or holds a key file goes through a view, bound
+ * read-only from it; one that holds a profile's directory with a key file
+ * is refused; one without a key file stays a plain bind. */
+static void read_only_binds_of_key_files(void **state)
+{
+	g_autofree char *key = path("outside/state.json"), *sub = path("outside/sub");
+	g_autoptr(GPtrArray) keys = g_ptr_array_new();
+	g_ptr_array_add(keys, key);
+	Case c;
+	case_init(&c);
+	c.in.key_files = keys;
+	mount_op(&c, VR_OP_BIND, outside, "/data", VR_BIND_RO);
+	mount_op(&c, VR_OP_BIND, key, "/state.json", VR_BIND_RO);
+	mount_op(&c, VR_OP_BIND, sub, "/sub", VR_BIND_RO);
+	build_ok(&c);
+	assert_int_equal(c.views->views->len, 1);
+	const VrExtraView *e = c.views->views->pdata[0];
+	assert_string_equal(e->root, outside);
+	assert_op(&c, "/data", VR_OP_BIND, "/views/0", VR_BIND_RO | VR_BIND_STAGED | VR_BIND_DIR);
+	assert_op(&c, "/state.json", VR_OP_BIND, "/views/0/state.json", VR_BIND_RO | VR_BIND_STAGED);
+	/* No key file below it: plain. */
+	assert_op(&c, "/sub", VR_OP_BIND, sub, VR_BIND_RO | VR_BIND_NOFOLLOW);
+	case_clear(&c);
+
+	/* The key file's directory is a profile's: a bind above it is refused. */
+	case_init(&c);
+	c.in.key_files = keys;
+	VrGuardedDir *g = g_new0(VrGuardedDir, 1);
+	g->dir = g_strdup(outside);
+	g->source = g_strdup("profile t");
+	g->readonly = g_ptr_array_new_with_free_func(g_free);
+	g_ptr_array_add(c.plan->guarded_dirs, g);
+	mount_op(&c, VR_OP_BIND, T, "/all", VR_BIND_RO);
+	assert_false(build(&c));
+	assert_non_null(strstr(c.error->message, "--ro-bind"));
+	assert_non_null(strstr(c.error->message, key));
+	case_clear(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,6 +514,7 @@ int main(void)
 		cmocka_unit_test(a_file_outside_gets_a_file_view),
 		cmocka_unit_test(refused_binds),
 		cmocka_unit_test(per_run_copies_are_file_views),
+		cmocka_unit_test(read_only_binds_of_key_files),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
