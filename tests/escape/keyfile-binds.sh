@@ -71,6 +71,14 @@ run kf /tmp/b /tmp/b/creds.json --ro-bind "$HOME/.kf" /tmp/b
 masked "--ro-bind of the key file's directory"
 vr_check "… and it stays read-only" grep -qx "write refused" <<<"$out"
 
+# The profile's own directory bound read-only over itself: the host's
+# login survives whatever the agent does (docs: "A logout is allowed").
+fresh
+run kf "$HOME/.kf" "$HOME/.kf/creds.json" --ro-bind "$HOME/.kf" "$HOME/.kf"
+masked "--ro-bind of the profile's directory over itself"
+vr_check "… no write, and the host keeps its login" \
+	bash -c "grep -qx 'write refused' <<<'$out' && grep -qx '{\"a\": \"$ACCESS\"}' '$HOME/.kf/creds.json'"
+
 fresh
 run kf /tmp/c.json /tmp/c.json --ro-bind "$HOME/.kf/creds.json" /tmp/c.json
 masked "--ro-bind of the key file itself"
