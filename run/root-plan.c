@@ -234,7 +234,7 @@ static gboolean plan_views(VrViews *views, const VrRunPlan *plan, const VrConfig
 			return FALSE;
 	}
 	vr_views_prune(views);
-	return TRUE;
+	return vr_views_check_key_files(views, error);
 }
 
 /* Each view's attach op, first of all: the binds take from them. */

@@ -380,6 +380,18 @@ static VrExtraView *view_holding(VrViews *v, const char *real)
 	return best;
 }
 
+gboolean vr_views_check_key_files(VrViews *v, GError **error)
+{
+	for (guint i = 0; i < v->keys->len; i++) {
+		const char *key = v->keys->pdata[i];
+		if (path_is_under(key, v->project) && !view_holding(v, key))
+			return refuse(error, "the key file %s is inside the project %s, whose view does not mask key "
+			              "files; keep it out of the project, or make its directory a path of the profile "
+			              "(its view masks it)", key, v->project);
+	}
+	return TRUE;
+}
+
 char *vr_views_stage(const VrExtraView *e)
 {
 	return g_strdup_printf("/views/%d", e->index);

@@ -86,6 +86,10 @@ gboolean vr_views_add_ro_bind(VrViews *v, const char *src, int flags, GError **e
 /* SRC (a read-only bind's source, already resolved) is or holds a key
  * file: it is routed through a view (vr_views_route) and bound read-only. */
 gboolean vr_views_ro_keyed(const VrViews *v, const char *real);
+/* After vr_views_prune: a key file inside the project that no other view
+ * serves would be served raw by the project's view (which holds no key
+ * file's values): refused, naming it. */
+gboolean vr_views_check_key_files(VrViews *v, GError **error);
 /* After every add: --bind views inside others are served by those. */
 void vr_views_prune(VrViews *v);
 

@@ -120,6 +120,18 @@ masked "a config ro-bind of a key file's directory"
 vr_check "… read-only" grep -qx "write refused" <<<"$out"
 rm -f "$XDG_CONFIG_HOME/vault-run/config"
 
+# A key file inside the project, which no profile path serves: the
+# project's view does not mask, so the run is refused.
+mkdir -p "$P/.kd"
+printf '{"t": "%s"}\n' "$OTHER" >"$P/.kd/auth.json"
+printf '[profile]\ndescription = t\n[keys]\nfile = %s/.kd/auth.json:t\n' "$P" \
+	>"$XDG_CONFIG_HOME/vault-run/profiles/kfproj.profile"
+run kfproj "$P/.kd" "$P/.kd/auth.json"
+vr_check "a key file inside the project is refused (125)" test "$rc" = 125
+vr_check "… naming it and the project" grep -q "key file $P/.kd/auth.json is inside the project $P" "$T/err"
+vr_check_not "… and nothing ran" grep -q "^grep" <<<"$out"
+rm -rf "$P/.kd"
+
 # A bind that holds no key file stays a plain read-only bind.
 run kf /tmp/p /tmp/p/file --ro-bind "$HOME/plain" /tmp/p
 vr_check "a --ro-bind without key files still works" grep -qx "read hello" <<<"$out"
