@@ -27,8 +27,9 @@ typedef struct {
 } Decl;
 
 struct VrRunKeyFiles {
-	GPtrArray *paths;  /* char *: the real paths of the files that gave a value */
-	VrKeyMask *mask;   /* every (real, sentinel) pair */
+	GPtrArray *paths;    /* char *: the real paths of the files that gave a value */
+	GPtrArray *declared; /* char *: every declared path, resolved as far as it exists */
+	VrKeyMask *mask;     /* every (real, sentinel) pair */
 };
 
 static void decl_clear(Decl *d)
@@ -241,11 +242,24 @@ static gboolean collect(VrRunKeyFiles *kf, GArray *decls, int in, VrNetKeys *key
 	return ok;
 }
 
+/* PATH with its symlinks resolved (stow), or, absent, its directory's
+ * (the file a login will make), else as declared. */
+static char *resolved(const char *path)
+{
+	char *r = realpath(path, NULL);
+	if (r)
+		return r;
+	g_autofree char *dir = g_path_get_dirname(path), *base = g_path_get_basename(path);
+	g_autofree char *rdir = realpath(dir, NULL);
+	return rdir ? g_build_filename(rdir, base, NULL) : g_strdup(path);
+}
+
 VrRunKeyFiles *vr_run_keyfiles_load(GPtrArray *specs, VrNetKeys *keys, VrKeyFilesSecretFn get_secret,
                                      GError **error)
 {
 	g_autoptr(VrRunKeyFiles) kf = g_new0(VrRunKeyFiles, 1);
 	kf->paths = g_ptr_array_new_with_free_func(g_free);
+	kf->declared = g_ptr_array_new_with_free_func(g_free);
 	kf->mask = vr_keymask_new();
 	g_autoptr(GArray) decls = g_array_new(FALSE, TRUE, sizeof(Decl));
 	g_array_set_clear_func(decls, (GDestroyNotify)decl_clear);
@@ -254,6 +268,7 @@ VrRunKeyFiles *vr_run_keyfiles_load(GPtrArray *specs, VrNetKeys *keys, VrKeyFile
 		if (!decl_parse(specs->pdata[i], &d, error))
 			return NULL;
 		g_array_append_val(decls, d);
+		g_ptr_array_add(kf->declared, resolved(d.path));
 	}
 	if (!decls->len)
 		return g_steal_pointer(&kf);
@@ -282,6 +297,7 @@ void vr_run_keyfiles_free(VrRunKeyFiles *kf)
 	if (!kf)
 		return;
 	g_ptr_array_unref(kf->paths);
+	g_ptr_array_unref(kf->declared);
 	vr_keymask_free(kf->mask);
 	g_free(kf);
 }
@@ -303,17 +319,28 @@ void vr_run_keyfiles_forget(VrRunKeyFiles *kf)
 	g_clear_pointer(&kf->mask, vr_keymask_free);
 }
 
-int vr_run_keyfiles_view_fd(const VrRunKeyFiles *kf, const char *root)
+/* The key paths of REL_ROOT's view into M: those that gave a value, and
+ * every other declared one. A file with no value at the start (a
+ * logged-out harness's, or none yet) is a key path too, so that what the
+ * host puts there during the run (a login on the host) is refused inside,
+ * never served: the view knows only what it found at its start. */
+static void add_view_paths(VrKeyMask *m, const GPtrArray *paths, const char *root)
 {
-	if (!vr_run_keyfiles_any(kf))
-		return -1;
-	g_autoptr(VrKeyMask) m = vr_keymask_copy(kf->mask); /* a value may sit in any of the files */
 	size_t n = strlen(root);
-	for (guint i = 0; i < kf->paths->len; i++) {
-		const char *p = kf->paths->pdata[i];
+	for (guint i = 0; i < paths->len; i++) {
+		const char *p = paths->pdata[i];
 		if (strncmp(p, root, n) == 0 && p[n] == '/' && p[n + 1])
 			vr_keymask_add_path(m, p + n + 1);
 	}
+}
+
+int vr_run_keyfiles_view_fd(const VrRunKeyFiles *kf, const char *root)
+{
+	if (!kf || !kf->mask)
+		return -1;
+	g_autoptr(VrKeyMask) m = vr_keymask_copy(kf->mask); /* a value may sit in any of the files */
+	add_view_paths(m, kf->paths, root);
+	add_view_paths(m, kf->declared, root);
 	if (!vr_keymask_paths(m)->len)
 		return -1;
 	int fd = memfd_create("vault-run-keyfiles", MFD_CLOEXEC | MFD_ALLOW_SEALING);

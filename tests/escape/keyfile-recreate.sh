@@ -154,5 +154,27 @@ for mode in noopen open; do
 	"$VR" --project "$P" --profile kf --net none --quiet "${extra[@]}" -- \
 		sh -c "rm ~/.kf/creds.json && printf '%s\n' '$LOGIN' >~/.kf/creds.json" 2>"$T/err" || true
 	vr_check "[$mode] a login made inside is written to the host as it is" grep -qxF "$LOGIN" "$F"
+
+	# A login on the host during the run (the key file absent at the start,
+	# or without a value): what the host writes there is refused inside,
+	# never served with the real values.
+	for start in absent empty; do
+		creds
+		rm -f "$F" "$P/ready"
+		[ "$start" = empty ] && printf '{"n": 0}\n' >"$F" && chmod a+rw "$F"
+		"$VR" --project "$P" --profile kf --net none --quiet "${extra[@]}" -- sh -c '
+			cat ~/.kf/creds.json 2>/dev/null | sed "s/^/start /"; : >"$1/ready"
+			for i in $(seq 200); do grep -q RealAccess ~/.kf/creds.json 2>/dev/null && break
+				[ -s ~/.kf/creds.json ] && ! grep -q "\"n\": 0" ~/.kf/creds.json 2>/dev/null && break; sleep 0.05; done
+			cat ~/.kf/creds.json; echo "cat=$?"' sh "$P" >"$T/hl.out" 2>"$T/hl.err" &
+		run=$!
+		for _ in $(seq 400); do [ -e "$P/ready" ] && break; sleep 0.05; done
+		printf '{"a": "%s", "r": "%s", "n": 9}\n' "$ACCESS" "$REFRESH" >"$F.new" && mv "$F.new" "$F"
+		wait "$run" || true
+		[ "$start" = empty ] && vr_check "[$mode] ($start) the file's start content reads inside" grep -qx 'start {"n": 0}' "$T/hl.out"
+		vr_check_not "[$mode] ($start) a login on the host during the run: no real value inside" \
+			grep -q "RealAccess\|RealRefresh" "$T/hl.out"
+		vr_check "[$mode] ($start) … the read is refused" grep -q 'cat=1' "$T/hl.out"
+	done
 done
 vr_done
