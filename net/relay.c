@@ -59,6 +59,20 @@ struct Relay {
 
 static void pump_read(Pump *p);
 
+/* How much to ask of in. The client's stream is buffered (the front end
+ * read its head through it): GBufferedInputStream's read_async of more
+ * than it holds copies what it holds and then waits on the socket for the
+ * rest, so a body that came with the head (a small POST, all of it sent at
+ * once) would stay in the buffer until the client sent more or closed,
+ * while the origin waited for it. Never more than is buffered, then. */
+static gsize read_size(GInputStream *in, gsize want)
+{
+	if (!G_IS_BUFFERED_INPUT_STREAM(in))
+		return want;
+	gsize avail = g_buffered_input_stream_get_available(G_BUFFERED_INPUT_STREAM(in));
+	return avail ? MIN(avail, want) : want;
+}
+
 static void finish_open_requests(Relay *r, const char *reason)
 {
 	ProxyConn *c;
@@ -245,8 +259,8 @@ static void on_drained(GObject *src, GAsyncResult *res, gpointer data)
 	Relay *r = data;
 	gssize n = g_input_stream_read_finish(G_INPUT_STREAM(src), res, NULL);
 	if (n > 0 && (r->lingered += (gsize)n) < LINGER_MAX) {
-		g_input_stream_read_async(r->client_in, r->drain, sizeof r->drain, G_PRIORITY_DEFAULT, r->linger,
-		                          on_drained, r);
+		g_input_stream_read_async(r->client_in, r->drain, read_size(r->client_in, sizeof r->drain),
+		                          G_PRIORITY_DEFAULT, r->linger, on_drained, r);
 		return;
 	}
 	g_clear_handle_id(&r->linger_timer, g_source_remove);
@@ -263,8 +277,8 @@ static void on_refusal_written(GObject *src, GAsyncResult *res, gpointer data)
 	g_socket_shutdown(g_socket_connection_get_socket(r->client), FALSE, TRUE, NULL);
 	r->linger = g_cancellable_new();
 	r->linger_timer = g_timeout_add_seconds(LINGER_S, on_linger_timeout, r);
-	g_input_stream_read_async(r->client_in, r->drain, sizeof r->drain, G_PRIORITY_DEFAULT, r->linger, on_drained,
-	                          r);
+	g_input_stream_read_async(r->client_in, r->drain, read_size(r->client_in, sizeof r->drain),
+	                          G_PRIORITY_DEFAULT, r->linger, on_drained, r);
 }
 
 /* Writes the pending refusal once no response is on its way, so it never
@@ -403,7 +417,8 @@ static void on_read(GObject *src, GAsyncResult *res, gpointer data)
 
 static void pump_read(Pump *p)
 {
-	g_input_stream_read_async(p->in, p->buf, sizeof p->buf, G_PRIORITY_DEFAULT, p->relay->cancel, on_read, p);
+	g_input_stream_read_async(p->in, p->buf, read_size(p->in, sizeof p->buf), G_PRIORITY_DEFAULT, p->relay->cancel,
+	                          on_read, p);
 }
 
 static gboolean relay_start(gpointer data)
