@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-static char *message(int code, const char *status, const char *body)
+char *proxy_http_message(int code, const char *status, const char *body)
 {
 	return g_strdup_printf("HTTP/1.1 %d %s\r\n"
 	                       "Content-Type: text/plain; charset=utf-8\r\n"
@@ -21,7 +21,7 @@ static char *message(int code, const char *status, const char *body)
 
 static void reply(GSocketConnection *client, int code, const char *status, const char *body)
 {
-	g_autofree char *msg = message(code, status, body);
+	g_autofree char *msg = proxy_http_message(code, status, body);
 	GOutputStream *out = g_io_stream_get_output_stream(G_IO_STREAM(client));
 	g_output_stream_write_all(out, msg, strlen(msg), NULL, NULL, NULL);
 }
@@ -48,7 +48,7 @@ static void reply_error(GSocketConnection *client, ProxyConn *c, ProxyStatus st)
 		else
 			code = 502, status = "Bad Gateway";
 	}
-	g_autofree char *msg = message(code, status, body);
+	g_autofree char *msg = proxy_http_message(code, status, body);
 	proxy_refuse(c, NULL, NULL, client, msg, strlen(msg));
 }
 
@@ -89,6 +89,35 @@ static const char *request_error_text(VrProxyRequestError e)
 	return "bad request";
 }
 
+/* Where the body of a plain-HTTP request ends, as the origin reads it:
+ * its Content-Length, when it has one (several must agree) and no
+ * Transfer-Encoding. 0 otherwise: no body, or a chunked one, which ends in
+ * CRLF, a byte no key holds, so its scan never holds its end back. */
+static guint64 body_length(const VrProxyRequest *req)
+{
+	guint64 len = 0;
+	gboolean seen = FALSE;
+	for (guint i = 0; i < req->fields->len; i++) {
+		const char *f = req->fields->pdata[i];
+		const char *colon = strchr(f, ':');
+		if (!colon)
+			continue;
+		gsize n = (gsize)(colon - f);
+		if (n == strlen("Transfer-Encoding") && g_ascii_strncasecmp(f, "Transfer-Encoding", n) == 0)
+			return 0;
+		if (n != strlen("Content-Length") || g_ascii_strncasecmp(f, "Content-Length", n) != 0)
+			continue;
+		guint64 l = 0;
+		g_autofree char *trimmed = g_strstrip(g_strdup(colon + 1));
+		if (!*trimmed || !g_ascii_string_to_unsigned(trimmed, 10, 0, G_MAXUINT64, &l, NULL) ||
+		    (seen && l != len))
+			return 0;
+		len = l;
+		seen = TRUE;
+	}
+	return len;
+}
+
 void proxy_http_handle(VrProxy *proxy, GSocketConnection *client)
 {
 	g_autoptr(GInputStream) in =
@@ -107,7 +136,7 @@ void proxy_http_handle(VrProxy *proxy, GSocketConnection *client)
 			/* A request that names a destination is a decision: audited. */
 			ProxyConn *c = proxy_conn_new(proxy, req.connect ? "connect" : "http");
 			c->host = g_strdup(req.authority);
-			g_autofree char *msg = message(400, "Bad Request", body);
+			g_autofree char *msg = proxy_http_message(400, "Bad Request", body);
 			proxy_refuse(c, "denied", g_strdup(request_error_text(e)), client, msg, strlen(msg));
 		} else {
 			reply(client, 400, "Bad Request", body);
@@ -159,6 +188,14 @@ void proxy_http_handle(VrProxy *proxy, GSocketConnection *client)
 			return;
 		}
 		c->bytes_up += h->len;
+		/* The tripwire on the rest: the body, and whatever follows it. */
+		VrInject *inj = proxy->tls ? proxy_tls_inject(proxy->tls) : NULL;
+		VrScrub *scan = inj ? vr_inject_plain_scan(inj) : NULL;
+		if (scan && vr_scrub_count(scan)) {
+			proxy_relay_plain(c, client, in, up, scan, body_length(&req));
+			return;
+		}
+		vr_scrub_free(scan);
 	}
 	proxy_tunnel(c, client, in, up, up_tls);
 }

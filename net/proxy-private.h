@@ -77,6 +77,18 @@ void proxy_refuse(ProxyConn *c, const char *result, char *reason, GSocketConnect
 void proxy_relay(ProxyConn *c, GSocketConnection *client, GInputStream *client_in,
                  GSocketConnection *upstream);
 
+/* A plain-HTTP request's relay when keys are bound: every byte the client
+ * sends after the head goes through scan (net/inject.h's
+ * vr_inject_plain_scan; taken), which holds back only what could begin a
+ * value; a value or a sentinel found ends the connection, the chunk that
+ * completes it unsent, c denied with the tripwire's reason (a 403 when the
+ * client has had nothing of the response yet). body_len: the request's
+ * Content-Length (0: none, or chunked), where what the scan holds back is
+ * let go, so a body that ends in what could begin a value is not kept from
+ * the origin waiting for it. */
+void proxy_relay_plain(ProxyConn *c, GSocketConnection *client, GInputStream *client_in,
+                       GSocketConnection *upstream, VrScrub *scan, guint64 body_len);
+
 /* A model-server bridge of the http form: the client's requests go through
  * a VrHttpGate, one audit event per request. Takes references. */
 void proxy_relay_gated(VrProxy *proxy, const VrNetBridge *bridge, const char *address, GSocketConnection *client,
@@ -114,6 +126,9 @@ guint16 proxy_tls_upstream_port(const ProxyConn *c);
 
 /* At the end: the audit events of the connections still open. */
 void proxy_relays_stop(VrProxy *proxy);
+
+/* A complete response of the proxy's own (text/plain, Connection: close). */
+char *proxy_http_message(int code, const char *status, const char *body);
 
 /* Protocol front ends, run in a worker thread for one accepted client. */
 void proxy_http_handle(VrProxy *proxy, GSocketConnection *client);

@@ -3,6 +3,9 @@
  * holds no thread. A gated relay (a model-server bridge of the http form)
  * puts the client's bytes through a VrHttpGate and writes what the gate
  * forwards; one audit event per request instead of one per connection.
+ * A scanned relay (plain HTTP while keys are bound) puts the client's bytes
+ * through the tripwire's scan (net/inject.h) and ends the connection on a
+ * hit, before the bytes that complete the value leave.
  *
  * Every callback of a relay runs in the main context, so nothing here takes
  * a lock. `active` counts the chains of operations still running (the two
@@ -10,6 +13,7 @@
 #include "net/proxy-private.h"
 
 #include <string.h>
+#include <sys/socket.h>
 
 #include "net/gate.h"
 
@@ -28,7 +32,8 @@ typedef struct {
 	guint64 *counter;
 	gboolean writing;   /* a write to out is pending */
 	gboolean eof_after; /* the write pending is the last: the stream ended */
-	GByteArray *gated;  /* gated relay: what the gate forwards (up) or scrubbed (down, terminated) */
+	GByteArray *gated;  /* gated relay: what the gate forwards (up) or scrubbed (down, terminated);
+	                     * scanned relay: what the scan lets go (up) */
 	char buf[RELAY_BUFSIZE];
 } Pump;
 
@@ -55,9 +60,16 @@ struct Relay {
 	guint linger_timer;
 	gsize lingered;
 	char drain[4096];
+
+	/* scanned relays (plain HTTP, keys bound) */
+	VrScrub *scan;        /* what the client sends after the head; NULL: not scanned */
+	guint64 body_left;    /* bytes of the request's body still to come (0: its end passed, or none) */
+	gboolean tripped;     /* the scan found a key: nothing more goes either way */
+	gboolean down_ended;  /* the upstream → client pump has ended */
 };
 
 static void pump_read(Pump *p);
+static void write_out(Pump *p, const void *buf, gsize len);
 
 /* How much to ask of in. The client's stream is buffered (the front end
  * read its head through it): GBufferedInputStream's read_async of more
@@ -101,6 +113,7 @@ static void relay_free(Relay *r)
 	finish_open_requests(r, "closed before the response ended");
 	vr_http_gate_free(r->gate);
 	vr_inject_site_free(r->site);
+	vr_scrub_free(r->scan);
 	if (r->up.gated)
 		g_byte_array_unref(r->up.gated);
 	if (r->down.gated)
@@ -137,6 +150,8 @@ static void chain_end(Relay *r)
 static void pump_done(Pump *p, gboolean error)
 {
 	Relay *r = p->relay;
+	if (!p->up)
+		r->down_ended = TRUE;
 	if (error) {
 		/* A reset on one side ends both: the other pump may otherwise
 		 * wait forever on a peer that has nothing more to say. */
@@ -307,6 +322,95 @@ static void try_refusal(Relay *r)
 	                                 on_refusal_written, r);
 }
 
+/* ---- scanned relays ------------------------------------------------------- */
+
+/* The client's next bytes through the scan: what may go on is appended to
+ * out. -1, or the id found. At the end of the request's body what the scan
+ * holds back goes too: the origin reads no further before it answers, and
+ * a body ending in what could begin a value ("…&q=yes", a prefix of sk-)
+ * would otherwise wait for bytes that never come. */
+static int scan_feed(Relay *r, const guint8 *buf, gsize n, GByteArray *out)
+{
+	if (r->body_left) {
+		gsize k = (gsize)MIN((guint64)n, r->body_left);
+		int id = vr_scrub_feed(r->scan, buf, k, out);
+		if (id >= 0)
+			return id;
+		r->body_left -= k;
+		if (!r->body_left && (id = vr_scrub_flush(r->scan, out)) >= 0)
+			return id;
+		buf += k;
+		n -= k;
+	}
+	return n ? vr_scrub_feed(r->scan, buf, n, out) : -1;
+}
+
+/* Closed with SO_LINGER 0: a reset, not a FIN. The origin must not take a
+ * cut body for a whole one, nor the client a cut response that runs to the
+ * close for a whole one. */
+static void reset_on_close(GSocketConnection *conn)
+{
+	struct linger l = {.l_onoff = 1, .l_linger = 0};
+	setsockopt(g_socket_get_fd(g_socket_connection_get_socket(conn)), SOL_SOCKET, SO_LINGER, &l, sizeof l);
+}
+
+/* The scan found key id: the chunk that completes it is not sent, the
+ * event says why (first: a client that ends the run on its 403 must find
+ * it in the log), nothing more goes either way. The client gets a 403
+ * when nothing of the response has reached it, else a reset; the origin,
+ * which holds part of the request, a reset. Ends the up pump's chain. */
+static void scan_tripped(Relay *r, int id)
+{
+	ProxyConn *c = g_steal_pointer(&r->c);
+	r->tripped = TRUE;
+	/* The bytes read hold the value: not kept (the scan zeroes its own). */
+	explicit_bzero(r->up.buf, sizeof r->up.buf);
+	if (r->up.gated->len)
+		explicit_bzero(r->up.gated->data, r->up.gated->len);
+	r->up.counter = r->down.counter = &r->uncounted;
+	g_autofree char *what = vr_inject_describe(proxy_tls_inject(r->proxy->tls), id, c->host);
+	c->result = "denied";
+	g_free(c->reason);
+	c->reason = g_strdup_printf("%s (in a plain-HTTP request body: keys are only ever put in over TLS)", what);
+	gboolean answered = c->bytes_down > 0 || r->down.writing || r->down_ended;
+	g_autofree char *body = g_strdup_printf("vault-run: connection to %s:%u denied: %s\n", c->host, c->port,
+	                                        c->reason);
+	proxy_conn_finish(c);
+	/* The down pump's read or write ends (its callback sees tripped). */
+	g_cancellable_cancel(r->cancel);
+	reset_on_close(r->upstream);
+	if (answered) {
+		reset_on_close(r->client);
+	} else {
+		r->refusal = proxy_http_message(403, "Forbidden", body);
+		r->refusal_sent = TRUE;
+		r->active++;
+		GOutputStream *out = g_io_stream_get_output_stream(r->client_io);
+		g_output_stream_write_all_async(out, r->refusal, strlen(r->refusal), G_PRIORITY_DEFAULT, NULL,
+		                                 on_refusal_written, r);
+	}
+	chain_end(r);
+}
+
+/* The client ended its side: what the scan held back, unless it holds a
+ * key whole, then the half-close. */
+static void scan_end(Pump *p)
+{
+	Relay *r = p->relay;
+	g_byte_array_set_size(p->gated, 0);
+	int id = vr_scrub_flush(r->scan, p->gated);
+	if (id >= 0) {
+		scan_tripped(r, id);
+		return;
+	}
+	if (p->gated->len) {
+		p->eof_after = TRUE;
+		write_out(p, p->gated->data, p->gated->len);
+		return;
+	}
+	pump_done(p, FALSE);
+}
+
 /* ---- pumps ---------------------------------------------------------------- */
 
 static void after_write(Pump *p)
@@ -364,6 +468,28 @@ static void on_read(GObject *src, GAsyncResult *res, gpointer data)
 	Pump *p = data;
 	Relay *r = p->relay;
 	gssize n = g_input_stream_read_finish(G_INPUT_STREAM(src), res, NULL);
+	if (r->tripped) {
+		chain_end(r); /* the scan found a key: nothing more goes either way */
+		return;
+	}
+	if (r->scan && p->up) {
+		if (n == 0) {
+			scan_end(p);
+			return;
+		}
+		if (n < 0) {
+			pump_done(p, TRUE);
+			return;
+		}
+		g_byte_array_set_size(p->gated, 0);
+		int id = scan_feed(r, (const guint8 *)p->buf, (gsize)n, p->gated);
+		if (id >= 0) {
+			scan_tripped(r, id);
+			return;
+		}
+		write_out(p, p->gated->data, p->gated->len);
+		return;
+	}
 	if (r->gate && !p->up && r->refusal_sent) {
 		chain_end(r); /* the refusal is being written: nothing else goes to the client */
 		return;
@@ -466,6 +592,17 @@ void proxy_relay(ProxyConn *c, GSocketConnection *client, GInputStream *client_i
 	r->c = c;
 	/* Start the async copy in the main context, so every callback of this
 	 * relay runs in the main thread and needs no lock. */
+	g_main_context_invoke(NULL, relay_start, r);
+}
+
+void proxy_relay_plain(ProxyConn *c, GSocketConnection *client, GInputStream *client_in,
+                       GSocketConnection *upstream, VrScrub *scan, guint64 body_len)
+{
+	Relay *r = relay_new(c->proxy, client, client_in, upstream);
+	r->c = c;
+	r->scan = scan;
+	r->body_left = body_len;
+	r->up.gated = g_byte_array_sized_new(RELAY_BUFSIZE + 4096);
 	g_main_context_invoke(NULL, relay_start, r);
 }
 

@@ -189,7 +189,7 @@ static void mask_tail(const VrScrub *s, guint8 *buf, gsize len)
 	}
 }
 
-void vr_scrub_flush(VrScrub *s, GByteArray *out)
+int vr_scrub_flush(VrScrub *s, GByteArray *out)
 {
 	if (s->detected < 0 && s->held->len) {
 		/* What is held begins a pattern, and may hold others whole. */
@@ -206,6 +206,7 @@ void vr_scrub_flush(VrScrub *s, GByteArray *out)
 	if (s->held->len)
 		explicit_bzero(s->held->data, s->held->len);
 	g_byte_array_set_size(s->held, 0);
+	return s->detected;
 }
 
 int vr_scrub_buffer(const VrScrub *s, guint8 *buf, gsize len, gboolean case_fold)

@@ -32,8 +32,9 @@ int vr_scrub_feed(VrScrub *s, const guint8 *buf, gsize len, GByteArray *out);
  * pattern can complete now, with any pattern whole in them replaced and
  * the start of one to be replaced that runs to the end replaced by the
  * start of its replacement (a value cut by a response's end never goes
- * out in part). A pattern detected in them: nothing from it on. */
-void vr_scrub_flush(VrScrub *s, GByteArray *out);
+ * out in part). A pattern detected in them: nothing from it on. -1, or
+ * the id of the first pattern detected in the stream (now or before). */
+int vr_scrub_flush(VrScrub *s, GByteArray *out);
 /* Bytes held back now (at most the longest pattern minus one). */
 gsize vr_scrub_held(const VrScrub *s);
 
