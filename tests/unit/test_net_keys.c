@@ -199,6 +199,20 @@ static void test_scrub(void **state)
 		assert_int_equal(vr_scrub_feed(dc, (const guint8 *)"x", 1, more), 7);
 		assert_int_equal(more->len, 0);
 	}
+	/* The end of a stream reports what it found: a short pattern whole
+	 * inside what was held for a longer one, or one detected before. */
+	g_autoptr(VrScrub) e = vr_scrub_new();
+	vr_scrub_add(e, "XXPATTERNLONG", NULL, 1);
+	vr_scrub_add(e, "PATT", NULL, 2);
+	g_autoptr(GByteArray) eo = g_byte_array_new();
+	assert_int_equal(vr_scrub_feed(e, (const guint8 *)"ab XXPATT", 9, eo), -1);
+	assert_int_equal(vr_scrub_held(e), 6);
+	assert_int_equal(vr_scrub_flush(e, eo), 2);
+	assert_int_equal(eo->len, 5); /* "ab XX": nothing of PATT */
+	assert_int_equal(vr_scrub_flush(e, eo), 2);
+	g_autoptr(VrScrub) clean = vr_scrub_copy(e);
+	assert_int_equal(vr_scrub_feed(clean, (const guint8 *)"ab XXPA", 7, eo), -1);
+	assert_int_equal(vr_scrub_flush(clean, eo), -1);
 	char host[] = "realkey.evil.test";
 	assert_int_equal(vr_scrub_buffer(d, (guint8 *)host, strlen(host), TRUE), 7);
 	assert_int_equal(vr_scrub_buffer(d, (guint8 *)host, strlen(host), FALSE), -1);
@@ -454,6 +468,28 @@ static void test_tripwire_outside(void **state)
 	g_autofree char *plain = g_strdup_printf("GET http://example.com/?k=%s HTTP/1.1\r\n\r\n", r->openai_s);
 	g_autofree char *p = vr_inject_check_plain(r->inj, plain, strlen(plain), "example.com");
 	assert_non_null(strstr(p, "plain HTTP"));
+	/* A plain-HTTP body: every real value and every sentinel, however the
+	 * body is cut; describe names the key, never the value. */
+	const char *finds[] = {OPENAI, r->anthropic_s};
+	for (guint k = 0; k < G_N_ELEMENTS(finds); k++) {
+		g_autofree char *body = g_strdup_printf("{\"prompt\": \"%s\"}", finds[k]);
+		for (gsize piece = 1; piece <= strlen(body); piece++) {
+			g_autoptr(VrScrub) scan = vr_inject_plain_scan(r->inj);
+			int id;
+			g_autofree char *got = feed_pieces(scan, body, piece, &id);
+			assert_true(id >= 0);
+			assert_null(strstr(got, finds[k]));
+			g_autofree char *why = vr_inject_describe(r->inj, id, "example.com");
+			assert_non_null(strstr(why, k ? "sentinel of ANTHROPIC_API_KEY sent to example.com" :
+			                              "real value of OPENAI_API_KEY"));
+			assert_null(strstr(why, finds[k]));
+		}
+	}
+	g_autoptr(VrScrub) scan = vr_inject_plain_scan(r->inj);
+	int id;
+	g_autofree char *got = feed_pieces(scan, "{\"prompt\": \"ask sk-\"}", 3, &id);
+	assert_int_equal(id, -1);
+	assert_string_equal(got, "{\"prompt\": \"ask sk-\"}");
 	run_free(r);
 }
 
