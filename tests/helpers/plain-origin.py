@@ -53,7 +53,7 @@ def serve(conn, n):
         if fields.get("expect", "").lower() == "100-continue":
             conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
         if "chunked" in fields.get("transfer-encoding", "").lower():
-            data = rest
+            data = bytearray(rest)
             while True:
                 # Decode as far as the bytes go; the last chunk ends it.
                 out, at, done = b"", 0, False
@@ -80,13 +80,13 @@ def serve(conn, n):
             length = len(body)
         else:
             length = int(fields.get("content-length", "0"))
-            body = rest
+            body = bytearray(rest)  # appended to in place: no copy per read
             while len(body) < length:
                 b = more()
                 if not b:
                     raise EOFError
                 body += b
-            body = body[:length]
+            body = bytes(body[:length])
         end = "complete"
         digest = hashlib.sha256(body).hexdigest()
         msg = ("received=%d sha256=%s\n" % (len(body), digest)).encode()
