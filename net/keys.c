@@ -281,11 +281,12 @@ GPtrArray *vr_net_keys_hosts(const VrNetKeys *keys)
 
 /* Prefixes that say what a key is, kept as they are in its sentinel (the
  * longest that fits first): a harness that checks the shape of its key
- * (sk-ant- for Anthropic, AIza for Google) takes the sentinel too. */
+ * (sk-ant- for Anthropic, AIza for Google; ya29. and 1// for Google's OAuth
+ * access and refresh tokens) takes the sentinel too. */
 static const char *const known_prefixes[] = {
-	"sk-ant-api03-", "sk-ant-admin01-", "sk-ant-oat01-", "sk-ant-", "sk-proj-", "sk-svcacct-", "sk-admin-",
-	"sk-or-v1-", "sk-", "AIza", "gsk_", "xai-", "github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
-	"glpat-", "hf_", "r8_", "pplx-", "csk-", "nvapi-", "tvly-", "fw_", NULL,
+	"sk-ant-api03-", "sk-ant-admin01-", "sk-ant-oat01-", "sk-ant-ort01-", "sk-ant-", "sk-proj-", "sk-svcacct-",
+	"sk-admin-", "sk-or-v1-", "sk-", "AIza", "gsk_", "xai-", "github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_",
+	"glpat-", "hf_", "r8_", "pplx-", "csk-", "nvapi-", "tvly-", "fw_", "ya29.", "1//", NULL,
 };
 
 static gsize prefix_length(const char *value)

@@ -76,6 +76,10 @@ static void print_keys(const VrRunKeys *rk, char **envp)
 {
 	for (guint i = 0; rk->keys && i < vr_net_keys_count(rk->keys); i++) {
 		const VrNetKey *k = vr_net_keys_get(rk->keys, i);
+		if (!k->hosts->len) {
+			printf("key: %s -> concealed (a sentinel inside, never put in)\n", k->name);
+			continue;
+		}
 		g_autofree char *places = vr_net_key_places_text(k->places);
 		printf("key: %s -> ", k->name);
 		for (guint j = 0; j < k->hosts->len; j++)

@@ -33,3 +33,10 @@ allow = opencode.ai;models.opencode.ai;models.dev;registry.npmjs.org;api.anthrop
 # host at its place (docs/network.md "Keys"; each provider's header:
 # docs/profiles.md).
 bind = ANTHROPIC_API_KEY@api.anthropic.com:as=x-api-key;OPENAI_API_KEY@api.openai.com;OPENROUTER_API_KEY@openrouter.ai;GEMINI_API_KEY@generativelanguage.googleapis.com:as=x-goog-api-key,query;GOOGLE_GENERATIVE_AI_API_KEY@generativelanguage.googleapis.com:as=x-goog-api-key,query;GROQ_API_KEY@api.groq.com;XAI_API_KEY@api.x.ai;DEEPSEEK_API_KEY@api.deepseek.com
+# auth.json (`opencode auth login`; docs/network.md "Keys in files"): each
+# provider's API key ({"type": "api", "key"}) bound to its host at its
+# place; Anthropic's OAuth login's access token to api.anthropic.com as a
+# bearer; every refresh token, and the access tokens of logins whose API
+# host this profile does not allow (OpenAI's ChatGPT login, GitHub
+# Copilot), concealed: a sentinel inside, never put in.
+file = ~/.local/share/opencode/auth.json:openai.key@api.openai.com;~/.local/share/opencode/auth.json:anthropic.key@api.anthropic.com:as=x-api-key;~/.local/share/opencode/auth.json:anthropic.access@api.anthropic.com;~/.local/share/opencode/auth.json:anthropic.refresh;~/.local/share/opencode/auth.json:openai.access;~/.local/share/opencode/auth.json:openai.refresh;~/.local/share/opencode/auth.json:openrouter.key@openrouter.ai;~/.local/share/opencode/auth.json:google.key@generativelanguage.googleapis.com:as=x-goog-api-key,query;~/.local/share/opencode/auth.json:groq.key@api.groq.com;~/.local/share/opencode/auth.json:xai.key@api.x.ai;~/.local/share/opencode/auth.json:deepseek.key@api.deepseek.com;~/.local/share/opencode/auth.json:opencode.key@opencode.ai;~/.local/share/opencode/auth.json:github-copilot.access;~/.local/share/opencode/auth.json:github-copilot.refresh
