@@ -201,9 +201,11 @@ static gboolean add_value(VrRunKeyFiles *kf, VrNetKeys *keys, const Decl *d, cha
 	gboolean ok = vr_net_key_set_value(k, secret, secret_len, value, &e);
 	vr_net_secret_free(value);
 	if (!ok) {
-		g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE, "[keys] file '%s': %s", d->spec, e->message);
+		/* Not a key (too short, a byte no header carries: a local
+		 * model's "ollama"): as it is, like a profile's environment key. */
+		vr_warning("[keys] file '%s': %s; left as it is", d->spec, e->message);
 		g_free(real);
-		return FALSE;
+		return TRUE;
 	}
 	vr_keymask_add_pair(kf->mask, k->value, k->sentinel);
 	if (!g_ptr_array_find_with_equal_func(kf->paths, real, g_str_equal, NULL))

@@ -93,10 +93,19 @@ for name in claude codex gemini opencode; do
 			grep -q '^key: file:.*opencode/auth.json:anthropic.access -> api.anthropic.com as bearer' <<<"$dry"
 		vr_check "opencode --dry-run: the refresh token concealed" \
 			grep -q '^key: file:.*opencode/auth.json:anthropic.refresh -> concealed' <<<"$dry"
-		vr_check_not "opencode --dry-run: no value" grep -q 'Real' <<<"$dry" ;;
+		vr_check_not "opencode --dry-run: no value" grep -q 'Real' <<<"$dry"
+		# A declared field whose value cannot be a key (a placeholder a user
+		# typed): left as it is with a warning, the run goes on.
+		printf '{"openai": {"type": "api", "key": "test"}}\n' >"$FILE"
+		st=0
+		out2=$("$VR" --project "$P" --profile opencode --net none --quiet -- cat "$FILE" 2>"$T/short.err") || st=$?
+		vr_check "opencode: a declared value too short to be a key: the run goes on (exit $st)" test "$st" = 0
+		vr_check "… the value as it is" grep -q '"key": "test"' <<<"$out2"
+		vr_check "… with a warning naming the field" grep -q "warning: .*openai.key.*left as it is" "$T/short.err" ;;
 	esac
 
 	# The control: the same profile without its key files shows the values.
+	login "$name"
 	sed '/^file = /d' "$VR_SOURCE_DIR/share/profiles/$name.profile" \
 		>"$XDG_CONFIG_HOME/vault-run/profiles/$name.profile"
 	out=$(inside "$name" || true)
