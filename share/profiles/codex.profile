@@ -21,7 +21,9 @@ allow = OPENAI_*;CODEX_*
 
 [net]
 # Each host and why: docs/profiles.md. Telemetry that takes uploads is left out.
-allow = api.openai.com;auth.openai.com;chatgpt.com
+# Not auth.openai.com: sign-in and refresh happen on the host, and the
+# id_token left real in auth.json would be exchangeable there for an API key.
+allow = api.openai.com;chatgpt.com
 
 [keys]
 # Bound when their value exists: a sentinel inside, the real value put in by
