@@ -56,13 +56,20 @@ if [ -n "${BASE:-}" ]; then
 	names+=(base-vault-run) cmds+=(vr_base_old)
 	if [[ " ${cmds[*]} " == *" vr_opencode "* ]]; then names+=(base-vault-run-opencode) cmds+=(vr_opencode_old); fi
 fi
+# A key's value is 16 to 4096 characters (run/keys.c).
+BENCH_KEY=bench-key-0123456789abcdef
 if "$VR" run --help 2>&1 | grep -q -- '--key'; then
 	# A key bound to a host: the proxy terminates TLS with the run's CA.
 	vr_key=("$VR" --profile none --project "$P" --net allow=example.org --key BENCH_KEY@example.org -- true)
-	if BENCH_KEY=x "${vr_key[@]}" >/dev/null 2>&1; then names+=(vault-run-key); cmds+=(vr_key); fi
+	if BENCH_KEY=$BENCH_KEY "${vr_key[@]}" >/dev/null 2>&1; then names+=(vault-run-key); cmds+=(vr_key)
+	else echo "no --key row: the --key run fails here" >&2; fi
 fi
-export BENCH_KEY=x
-us() { local s=$EPOCHREALTIME; "$@" >/dev/null 2>&1; local e=$EPOCHREALTIME; echo $(( (${e/./} - ${s/./}) )); }
+export BENCH_KEY
+us() {  # a failed run would look fast: say which and stop
+	local s=$EPOCHREALTIME
+	"$@" >/dev/null 2>"$W/u.err" || { echo "failed: $* ($(tail -1 "$W/u.err"))" >&2; exit 1; }
+	local e=$EPOCHREALTIME; echo $(( (${e/./} - ${s/./}) ))
+}
 for _ in 1 2 3; do for c in "${cmds[@]}"; do declare -n a=$c; "${a[@]}" >/dev/null 2>&1 || true; unset -n a; done; done
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for _ in $(seq "$RUNS"); do

@@ -317,6 +317,27 @@ static void *evict_main(void *arg)
 	return NULL;
 }
 
+/* The reserve's placeholders and the descriptors a start-up opens fit
+ * in the fd table from here on: it is grown once, now, while the daemon
+ * has one thread. The kernel doubles the table on demand, and each
+ * doubling of a table that threads share waits for an RCU grace period
+ * (expand_fdtable → synchronize_rcu): the five doublings up to the 1,024
+ * placeholders, made by vr_evict_start with the audit writer running, kept
+ * the loop from serving its first request for 35–50 ms
+ * (docs/PERFORMANCE.md, "Start-up"). */
+void vr_evict_presize(void)
+{
+	size_t limit = fd_limit();
+	size_t want = MIN(reserve_want(limit) + 128, limit - 1);
+	int fd = open("/", O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, (int)want); /* the lowest free one at or above */
+	if (high >= 0)
+		close(high);
+	close(fd);
+}
+
 int vr_evict_start(VrView *v)
 {
 	E.v = v;

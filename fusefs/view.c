@@ -344,6 +344,7 @@ int vr_view_run(const VrViewOptions *opts)
 	 * for itself (audit log, journal) names its mode. */
 	umask(0);
 	raise_nofile();
+	vr_evict_presize(); /* one thread yet */
 	int ret = vr_view_init(&v, opts);
 	if (ret < 0) {
 		vr_view = NULL;
