@@ -63,4 +63,24 @@ nfd=$(ls "/proc/$VR_MOUNT_PID/fd" | wc -l)
 vr_check "the daemon stays under its limit ($nfd fds)" test "$nfd" -lt 512
 vr_unmount
 vr_check "the daemon ended cleanly" test "$(cat "$T/mount.err" | grep -c -i 'too many open files')" = 0
+
+# The reserve's fd table is grown while the daemon has one thread
+# (vr_evict_presize): growing it with threads running waits for an RCU
+# grace period per doubling, 35-50 ms before the first request was served.
+# Paused once confined, before the audit writer starts: one thread, and a
+# table that holds the reserve already (the kernel's first one holds 64).
+mkdir -p "$T/m2"
+VR_TEST_PAUSE=view-confined "$VR" mount --audit "$T/m2.jsonl" "$P" "$T/m2" >/dev/null 2>"$T/m2.err" &
+m2=$!
+for _ in $(seq 1 500); do grep -q 'test hook: view-confined' "$T/m2.err" && break; sleep 0.02; done
+pid=$(sed -n 's/.*test hook: view-confined, pid \([0-9]*\).*/\1/p' "$T/m2.err")
+if vr_check "the second mount paused once confined" test -n "$pid"; then
+	lim=$(awk '/^Max open files/ {print $4}' "/proc/$pid/limits")
+	want=$((lim / 16 < 1024 ? lim / 16 : 1024))
+	fdsize=$(awk '/^FDSize:/ {print $2}' "/proc/$pid/status")
+	vr_check "one thread yet ($(awk '/^Threads:/ {print $2}' "/proc/$pid/status"))" grep -q '^Threads:[[:space:]]*1$' "/proc/$pid/status"
+	vr_check "its fd table holds the reserve of $want already (FDSize $fdsize)" test "$fdsize" -gt "$want"
+	kill -TERM "$pid"; kill -CONT "$pid"
+fi
+wait "$m2" || true
 view_done
