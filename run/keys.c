@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -499,6 +500,13 @@ gboolean vr_run_keys_certs_prepare(VrRunKeys *rk, const char *run_id, const char
 		return FALSE;
 	}
 	chmod(rk->certs_dir, 0755);
+	/* The entries go on a tmpfs of the run's own mount namespace (the
+	 * supervisor entered it; the host sees an empty directory): ~290
+	 * links made and removed again on the host's disk cost 40-90 ms of
+	 * every --key run's start and 10 ms of its end. Without it (a mount
+	 * refused), on the host directory as before. */
+	rk->certs_tmpfs = mount("tmpfs", rk->certs_dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+	                        "mode=0755,size=16m,nr_inodes=65536") == 0;
 	int dir = open(rk->certs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int r = dir < 0 ? -errno : link_host_entries(dir);
 	g_autofree char *hash_name = g_strdup_printf("%08x.0", hash);
@@ -544,6 +552,9 @@ void vr_run_keys_certs_remove(VrRunKeys *rk)
 {
 	if (!rk->certs_dir)
 		return;
+	if (rk->certs_tmpfs)
+		umount2(rk->certs_dir, MNT_DETACH); /* its entries go with it */
+	rk->certs_tmpfs = FALSE;
 	DIR *d = opendir(rk->certs_dir);
 	if (d) {
 		struct dirent *e;

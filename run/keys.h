@@ -22,6 +22,7 @@ typedef struct {
 	int values_fd;       /* memfd of the real values (net/keys.h), for the proxy; -1 */
 	gboolean terminates; /* keys or read= hosts: the proxy terminates TLS, the sandbox trusts its CA */
 	char *certs_dir;     /* host directory bound at /etc/ssl/certs; NULL before certs_prepare */
+	gboolean certs_tmpfs; /* a tmpfs of the run's mount namespace holds its entries */
 	int bundle_fd, ca_fd;
 	VrRunKeyFiles *files; /* a profile's key files (run/keyfiles.h); NULL: none */
 	/* The profile's keys (run/profile-keys.h): */
@@ -65,7 +66,9 @@ gboolean vr_run_keys_take_values(VrRunKeys *rk, char ***envp, GError **error);
  * entries (as links), the merged bundle and the run CA with its <hash>.0
  * link, the files empty until certs_fill. In $TMPDIR, which must not be
  * inside PROJECT (the sandbox would get it through the view, which hides
- * *.pem). */
+ * *.pem); its entries on a tmpfs mounted there in the run's own mount
+ * namespace (called after the user namespace is entered), so the host
+ * sees an empty directory. */
 gboolean vr_run_keys_certs_prepare(VrRunKeys *rk, const char *run_id, const char *project, GError **error);
 int vr_run_keys_certs_fill(VrRunKeys *rk, const char *ca_pem);
 /* The directory goes once the sandbox bound it (its mount keeps it). */

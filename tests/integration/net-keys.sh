@@ -177,6 +177,22 @@ vr_check "a real value in a URL, an inner header, plain HTTP, a CONNECT or SOCKS
 	test "$(grep -c '"result":"denied".*"reason":"tripwire: the real value of OPENAI_API_KEY' "$T/real.audit")" = 5
 vr_check_not "… none reached the origin" grep -q "q=$REAL" "$O/log"
 
+# --- the trust store's entries are not on the host's disk ---------------------------
+# A tmpfs of the run's mount namespace holds them (run/keys.c): while the
+# sandbox runs, the host's directory in $TMPDIR is empty, and it goes after.
+mkdir -p "$T/ktmp"
+TMPDIR="$T/ktmp" "$VRT" --project "$P" --profile none --net allow-private --key OPENAI_API_KEY@api.origin.test \
+	-- sh -c 'ls /etc/ssl/certs | wc -l >certs-inside; sleep 2' >/dev/null 2>"$T/ktmp.err" &
+kpid=$!
+for _ in $(seq 1 250); do [ -s "$P/certs-inside" ] && break; sleep 0.04; done
+vr_check "inside, the trust store has entries ($(cat "$P/certs-inside" 2>/dev/null))" test "$(cat "$P/certs-inside" 2>/dev/null || echo 0)" -gt 2
+vr_check "the host's directory of it exists" compgen -G "$T/ktmp/vault-run-certs-*"
+vr_check "… and is empty ($(ls -A "$T"/ktmp/vault-run-certs-* 2>/dev/null | wc -l) entries)" \
+	test "$(ls -A "$T"/ktmp/vault-run-certs-* 2>/dev/null | wc -l)" = 0
+wait "$kpid" || true
+vr_check_not "… and goes with the run" compgen -G "$T/ktmp/vault-run-certs-*"
+rm -f "$P/certs-inside"
+
 # --- bad input ---------------------------------------------------------------------
 vr_expect_status 125 "a key with no value" env -u NOKEY "$VRT" --project "$P" --key NOKEY@api.origin.test -- true
 vr_check "… names the variable" grep -q "NOKEY has no value" <("$VRT" --project "$P" --key NOKEY@api.origin.test -- true 2>&1)
