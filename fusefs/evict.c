@@ -61,6 +61,7 @@ static struct {
 	VrView *v;
 	pthread_t thread;
 	bool started;
+	bool joined;                /* stopped and joined: the reserve is ours alone */
 	pthread_mutex_t lock;
 	pthread_cond_t wake, evicted;
 	bool stop, urgent;
@@ -379,8 +380,18 @@ void vr_evict_stop(void)
 	if (pthread_timedjoin_np(E.thread, NULL, &ts) != 0)
 		pthread_detach(E.thread);
 	else
-		reserve_trim(0);
+		E.joined = true;
 	E.started = false;
+}
+
+/* The placeholders' 1,024 closes come after the daemon said "stopped"
+ * (0.3-0.4 ms of the run's end otherwise); a thread left behind may still
+ * hold the reserve's lock, and then the process's exit closes them. */
+void vr_evict_release(void)
+{
+	if (E.joined)
+		reserve_trim(0);
+	E.joined = false;
 }
 
 static void kick(void)

@@ -167,6 +167,8 @@ void vr_evict_stop(void);
 /* Grows the fd table for the reserve; called while the daemon has one
  * thread (a later growth waits for an RCU grace period per doubling). */
 void vr_evict_presize(void);
+/* After vr_evict_stop: the reserve's placeholders closed. */
+void vr_evict_release(void);
 /* A lookup ran out of fds: evict now, and wait (bounded) for room. */
 bool vr_evict_wait_for_room(void);
 /* For a loop around an fd-making call that failed with err: true (after

@@ -421,6 +421,7 @@ out_signals:
 	if (vr_view_audit_failed())
 		ret = -EIO; /* also when it was the last records, the seal, that failed */
 	report_stopped(opts, ret);
+	vr_evict_release();
 out_table:
 	vr_view_unmount_wait(); /* the keeper unmounted while the logs were flushed */
 	vr_watch_stop(); /* when the loop never ran */
