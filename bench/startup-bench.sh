@@ -8,10 +8,11 @@
 # RUNS (30) interleaved rounds, each running every command once in turn
 # (bash's EPOCHREALTIME: no fork to read the clock); prints the median and
 # min-max of each and the ratio of medians to bwrap, with the load average.
+# A run that fails stops the bench (it would look fast).
 # Then CONC (20) of each started at once, the median wall time of CRUNS (5)
 # batches. BASE=OTHER_BUILD_DIR adds that build's `--profile none` (and
-# opencode) rows to the same rounds: a before/after in one run. Not part of
-# ctest.
+# opencode, --key) rows to the same rounds: a before/after in one run. Not
+# part of ctest.
 set -euo pipefail
 BUILD=${1:-$(cd "$(dirname "$0")/../build" 2>/dev/null && pwd || true)}
 VR="$BUILD/vault-run"
@@ -63,6 +64,9 @@ if "$VR" run --help 2>&1 | grep -q -- '--key'; then
 	vr_key=("$VR" --profile none --project "$P" --net allow=example.org --key BENCH_KEY@example.org -- true)
 	if BENCH_KEY=$BENCH_KEY "${vr_key[@]}" >/dev/null 2>&1; then names+=(vault-run-key); cmds+=(vr_key)
 	else echo "no --key row: the --key run fails here" >&2; fi
+	vr_key_old=("${BASE:-/nonexistent}/vault-run" "${vr_key[@]:1}")
+	if [ -n "${BASE:-}" ] && [[ " ${cmds[*]} " == *" vr_key "* ]] && BENCH_KEY=$BENCH_KEY "${vr_key_old[@]}" >/dev/null 2>&1
+	then names+=(base-vault-run-key); cmds+=(vr_key_old); fi
 fi
 export BENCH_KEY
 us() {  # a failed run would look fast: say which and stop
