@@ -26,6 +26,8 @@ int vr_journal_start(int dir_fd, uint64_t max_size, int root_fd, const char *pro
 /* Appends the state every touched path was left in ("final" records: undo
  * compares against them to notice host edits made after the run), closes. */
 void vr_journal_stop(void);
+/* The manifest's last fsync, begun by vr_journal_stop, is over. */
+void vr_journal_wait(void);
 
 /* A regular file is about to be modified in place (write open, O_TRUNC,
  * truncate): its first modification in the run saves its content. */

@@ -418,6 +418,7 @@ out_signals:
 	vr_journal_stop(); /* after the unmount: no op can race the final records */
 	vr_files_close_all(&v); /* before the writer stops: their close events */
 	vr_audit_stop();
+	vr_journal_wait(); /* its fsync ran beside the log's */
 	if (vr_view_audit_failed())
 		ret = -EIO; /* also when it was the last records, the seal, that failed */
 	report_stopped(opts, ret);
