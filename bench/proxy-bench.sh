@@ -12,7 +12,8 @@
 #                          run's own proxy (forwarding and CONNECT): what an
 #                          agent's traffic takes.
 # Every time is curl's own (-w), so the run's start-up is not in it. The
-# terminated path (--key) is bench/proxy-tls-bench.sh. Not part of ctest.
+# terminated path (--key) follows, from bench/proxy-tls-bench.sh, when the
+# test build is there. Not part of ctest.
 set -euo pipefail
 BUILD=${1:-$(cd "$(dirname "$0")/../build" 2>/dev/null && pwd || true)}
 VR="$BUILD/vault-run"
@@ -90,3 +91,13 @@ for key, label in rows:
     t = statistics.median(ttfb[key]) * 1000
     print(f"| {label} | {rate:.0f} | {rate / d_rate:.2f} | {t:.2f} | {t - d_ttfb:+.2f} |")
 PY
+
+# The terminated path (--key: decrypt, inject, scrub, re-encrypt) against a
+# plain CONNECT tunnel to the same HTTPS origin, when the test build's
+# vault-run-testhooks is there to reach a loopback origin with a test CA.
+if [ -x "$BUILD/tests/bin/vault-run-testhooks" ]; then
+	echo
+	"$(dirname "$0")/proxy-tls-bench.sh" "$BUILD"
+else
+	echo "(the TLS-terminated rows need $BUILD/tests/bin/vault-run-testhooks: bench/proxy-tls-bench.sh)"
+fi
