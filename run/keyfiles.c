@@ -311,7 +311,7 @@ gboolean vr_run_keyfiles_any(const VrRunKeyFiles *kf)
 
 const GPtrArray *vr_run_keyfiles_paths(const VrRunKeyFiles *kf)
 {
-	return kf ? kf->paths : NULL;
+	return kf ? kf->declared : NULL;
 }
 
 void vr_run_keyfiles_forget(VrRunKeyFiles *kf)

@@ -35,7 +35,9 @@ gboolean vr_run_keyfiles_any(const VrRunKeyFiles *kf);
  * the key files below it (paths relative to ROOT) and every pair, or -1
  * when it serves none (or on an error, logged). */
 int vr_run_keyfiles_view_fd(const VrRunKeyFiles *kf, const char *root);
-/* The real paths of the files that gave a value (borrowed). */
+/* Every declared key file's path, resolved as far as it exists (borrowed):
+ * also those that hold no value yet, so a bind of one goes through a view
+ * that refuses what the host writes there during the run. */
 const GPtrArray *vr_run_keyfiles_paths(const VrRunKeyFiles *kf);
 /* Once every view has its memfd: the values this process held, zeroed. */
 void vr_run_keyfiles_forget(VrRunKeyFiles *kf);

@@ -132,6 +132,24 @@ vr_check "… naming it and the project" grep -q "key file $P/.kd/auth.json is i
 vr_check_not "… and nothing ran" grep -q "^grep" <<<"$out"
 rm -rf "$P/.kd"
 
+# A --ro-bind of a key file's directory while its key file does not exist
+# yet (the harness not logged in): a view still, so a login the host makes
+# during the run is refused inside, never shown.
+rm -f "$HOME/.kd/auth.json" "$P/ready"
+"$VR" --project "$P" --profile kf --net none --quiet --ro-bind "$HOME/.kd" /tmp/d -- sh -c '
+	: >"$1/ready"
+	for i in $(seq 200); do [ -e /tmp/d/auth.json ] && break; sleep 0.05; done
+	sleep 0.2; echo "read $(cat /tmp/d/auth.json 2>&1)"' sh "$P" >"$T/late.out" 2>"$T/late.err" &
+late=$!
+for _ in $(seq 400); do [ -e "$P/ready" ] && break; sleep 0.05; done
+printf '{"t": "%s"}\n' "$OTHER" >"$HOME/.kd/auth.new" && mv "$HOME/.kd/auth.new" "$HOME/.kd/auth.json"
+wait "$late" || true
+vr_check_not "a --ro-bind of a key file's directory, the file made on the host during the run: not shown" \
+	grep -q RealOtherDir "$T/late.out"
+vr_check "… the read is refused" grep -q '^read .*Permission denied' "$T/late.out"
+rm -f "$P/ready"
+fresh
+
 # A bind that holds no key file stays a plain read-only bind.
 run kf /tmp/p /tmp/p/file --ro-bind "$HOME/plain" /tmp/p
 vr_check "a --ro-bind without key files still works" grep -qx "read hello" <<<"$out"
