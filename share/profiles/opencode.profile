@@ -14,7 +14,7 @@ rw = ~/.local/share/opencode;~/.local/state/opencode
 # host's opencode runs. Created so that opencode's own mkdir of it at start
 # finds it (it creates these itself on first start).
 ro-inside = ~/.local/share/opencode/bin
-create = ~/.local/share/opencode;~/.local/state/opencode;~/.local/share/opencode/bin
+create = ~/.local/share/opencode;~/.local/state/opencode;~/.local/share/opencode/bin;~/.cache/opencode
 # Its cache holds code the host's opencode runs (node_modules of providers and
 # plugins it imports): the run gets an empty one of its own, and
 # opencode installs there what it needs (from registry.npmjs.org).

@@ -54,4 +54,17 @@ vr_check "the profile's state directory stays writable" grep -qx 's7=0' <<<"$out
 vr_check "… but its settings stay read-only" grep -qx 's8=[12]' <<<"$out"
 vr_check "the home's rc files are byte-identical" test "$(sums)" = "$before"
 vr_check_not "no ~/bin/git on the host" test -e "$HOME/bin/git"
+
+# Every shipped profile starts on --project ~ in a home that has none of
+# its directories yet (opencode's ~/.cache/opencode tmpfs needs a mount
+# point the read-only dot entries would refuse).
+for prof in aider claude codex copilot gemini opencode; do
+	fresh="$T/fresh-$prof"
+	mkdir -p "$fresh"
+	st=0
+	(cd "$fresh" && HOME="$fresh" "$VR" --project "$fresh" --allow-home-project --profile "$prof" --net none --quiet \
+		-- true) 2>"$T/fresh.err" || st=$?
+	vr_check "--project ~ --profile $prof in a fresh home starts (exit $st)" test "$st" = 0
+	[ "$st" = 0 ] || cat "$T/fresh.err"
+done
 vr_done
