@@ -90,10 +90,11 @@ static const char *request_error_text(VrProxyRequestError e)
 }
 
 /* Where the body of a plain-HTTP request ends, as the origin reads it:
- * its Content-Length, when it has one (several must agree) and no
- * Transfer-Encoding. 0 otherwise: no body, or a chunked one, which ends in
- * CRLF, a byte no key holds, so its scan never holds its end back. */
-static guint64 body_length(const VrProxyRequest *req)
+ * its Content-Length (several must agree), 0 without one. FALSE for a
+ * body the scan cannot follow: a Transfer-Encoding (a chunked body's
+ * framing could cut a value in two, and the origin joins the parts) or
+ * Content-Lengths that disagree. */
+static gboolean body_length(const VrProxyRequest *req, guint64 *ret_len)
 {
 	guint64 len = 0;
 	gboolean seen = FALSE;
@@ -104,18 +105,19 @@ static guint64 body_length(const VrProxyRequest *req)
 			continue;
 		gsize n = (gsize)(colon - f);
 		if (n == strlen("Transfer-Encoding") && g_ascii_strncasecmp(f, "Transfer-Encoding", n) == 0)
-			return 0;
+			return FALSE;
 		if (n != strlen("Content-Length") || g_ascii_strncasecmp(f, "Content-Length", n) != 0)
 			continue;
 		guint64 l = 0;
 		g_autofree char *trimmed = g_strstrip(g_strdup(colon + 1));
 		if (!*trimmed || !g_ascii_string_to_unsigned(trimmed, 10, 0, G_MAXUINT64, &l, NULL) ||
 		    (seen && l != len))
-			return 0;
+			return FALSE;
 		len = l;
 		seen = TRUE;
 	}
-	return len;
+	*ret_len = len;
+	return TRUE;
 }
 
 void proxy_http_handle(VrProxy *proxy, GSocketConnection *client)
@@ -158,6 +160,18 @@ void proxy_http_handle(VrProxy *proxy, GSocketConnection *client)
 		reply_error(client, c, PROXY_DENIED);
 		return;
 	}
+	/* With keys bound, the rest is scanned (net/relay.c), which needs to
+	 * know where the body ends. */
+	VrInject *inj = !req.connect && proxy->tls ? proxy_tls_inject(proxy->tls) : NULL;
+	g_autoptr(VrScrub) scan = inj ? vr_inject_plain_scan(inj) : NULL;
+	guint64 body_len = 0;
+	if (scan && vr_scrub_count(scan) && !body_length(&req, &body_len)) {
+		c->result = "denied";
+		c->reason = g_strdup("a chunked plain-HTTP body (or Content-Lengths that disagree) while keys are "
+		                     "bound: its framing could cut a key in two; send it with one Content-Length");
+		reply_error(client, c, PROXY_DENIED);
+		return;
+	}
 	ProxyStatus st;
 	g_autoptr(GSocketConnection) up = proxy_open(c, &st);
 	if (!up) {
@@ -188,14 +202,11 @@ void proxy_http_handle(VrProxy *proxy, GSocketConnection *client)
 			return;
 		}
 		c->bytes_up += h->len;
-		/* The tripwire on the rest: the body, and whatever follows it. */
-		VrInject *inj = proxy->tls ? proxy_tls_inject(proxy->tls) : NULL;
-		VrScrub *scan = inj ? vr_inject_plain_scan(inj) : NULL;
+		/* The tripwire on the rest: the body (nothing after it is sent). */
 		if (scan && vr_scrub_count(scan)) {
-			proxy_relay_plain(c, client, in, up, scan, body_length(&req));
+			proxy_relay_plain(c, client, in, up, g_steal_pointer(&scan), body_len);
 			return;
 		}
-		vr_scrub_free(scan);
 	}
 	proxy_tunnel(c, client, in, up, up_tls);
 }

@@ -63,7 +63,8 @@ struct Relay {
 
 	/* scanned relays (plain HTTP, keys bound) */
 	VrScrub *scan;        /* what the client sends after the head; NULL: not scanned */
-	guint64 body_left;    /* bytes of the request's body still to come (0: its end passed, or none) */
+	guint64 body_left;    /* bytes of the request's body still to come */
+	gboolean body_done;   /* the body ended (or there was none): nothing more is sent */
 	gboolean tripped;     /* the scan found a key: nothing more goes either way */
 	gboolean down_ended;  /* the upstream → client pump has ended */
 };
@@ -325,24 +326,27 @@ static void try_refusal(Relay *r)
 /* ---- scanned relays ------------------------------------------------------- */
 
 /* The client's next bytes through the scan: what may go on is appended to
- * out. -1, or the id found. At the end of the request's body what the scan
- * holds back goes too: the origin reads no further before it answers, and
- * a body ending in what could begin a value ("…&q=yes", a prefix of sk-)
- * would otherwise wait for bytes that never come. */
+ * out. -1, or the id found. The head went with Connection: close and the
+ * body's length, so nothing after the body is a request of this
+ * connection: it is not sent (else a value cut across the body's end would
+ * leave in two parts that each look innocent, and a second head would
+ * have no tripwire of its own). At the body's end what the scan holds back
+ * goes too: the origin reads no further before it answers, and a body
+ * ending in what could begin a value ("…&q=yes", a prefix of sk-) would
+ * otherwise wait for bytes that never come. */
 static int scan_feed(Relay *r, const guint8 *buf, gsize n, GByteArray *out)
 {
-	if (r->body_left) {
-		gsize k = (gsize)MIN((guint64)n, r->body_left);
-		int id = vr_scrub_feed(r->scan, buf, k, out);
-		if (id >= 0)
-			return id;
-		r->body_left -= k;
-		if (!r->body_left && (id = vr_scrub_flush(r->scan, out)) >= 0)
-			return id;
-		buf += k;
-		n -= k;
-	}
-	return n ? vr_scrub_feed(r->scan, buf, n, out) : -1;
+	if (r->body_done)
+		return -1;
+	gsize k = (gsize)MIN((guint64)n, r->body_left);
+	int id = vr_scrub_feed(r->scan, buf, k, out);
+	if (id >= 0)
+		return id;
+	r->body_left -= k;
+	if (r->body_left)
+		return -1;
+	r->body_done = TRUE;
+	return vr_scrub_flush(r->scan, out);
 }
 
 /* Closed with SO_LINGER 0: a reset, not a FIN. The origin must not take a
@@ -368,6 +372,14 @@ static void scan_tripped(Relay *r, int id)
 	if (r->up.gated->len)
 		explicit_bzero(r->up.gated->data, r->up.gated->len);
 	r->up.counter = r->down.counter = &r->uncounted;
+	if (!c) {
+		/* The proxy is stopping (its event is written): just cut. */
+		g_cancellable_cancel(r->cancel);
+		reset_on_close(r->upstream);
+		reset_on_close(r->client);
+		chain_end(r);
+		return;
+	}
 	g_autofree char *what = vr_inject_describe(proxy_tls_inject(r->proxy->tls), id, c->host);
 	c->result = "denied";
 	g_free(c->reason);
@@ -602,6 +614,7 @@ void proxy_relay_plain(ProxyConn *c, GSocketConnection *client, GInputStream *cl
 	r->c = c;
 	r->scan = scan;
 	r->body_left = body_len;
+	r->body_done = body_len == 0;
 	r->up.gated = g_byte_array_sized_new(RELAY_BUFSIZE + 4096);
 	g_main_context_invoke(NULL, relay_start, r);
 }

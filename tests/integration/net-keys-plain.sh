@@ -6,7 +6,9 @@
 # a 403 to the client, a connect event denied with the tripwire's reason,
 # the origin never holding the value whole, even when the value straddles
 # two writes. Bodies without one arrive intact: an innocent one that ends
-# in what could begin a key, a chunked one, and several MiB.
+# in what could begin a key, and several MiB; a chunked body is refused
+# while keys are bound, and nothing after a body is sent (a sentinel cut by
+# the body's end, a second request).
 #
 # The origin (tests/helpers/plain-origin.py) is on the host's loopback,
 # allowed with allow-private and allow=127.0.0.1:PORT, and keeps every byte
@@ -70,6 +72,30 @@ except ConnectionResetError:
 PY
 echo "--innocent"; post -d 'note=hello world&answer=yes' "$U/innocent"
 echo "--chunked"; post -H 'Transfer-Encoding: chunked' -d 'chunked=yes' "$U/chunked"
+echo "--cut"; python3 - "$OPENAI_API_KEY" "$port" <<'PY'
+# The sentinel cut by the body's end: a Content-Length that ends the body
+# 12 bytes into it, the rest right behind in the same write, then a second
+# request: nothing after the body may reach the origin.
+import os, socket, sys
+sent, port = sys.argv[1].encode(), sys.argv[2].encode()
+proxy = os.environ["HTTP_PROXY"].split("//")[1].rstrip("/").rsplit(":", 1)
+body = b"x" + sent[:12]
+s = socket.create_connection((proxy[0], int(proxy[1])))
+s.sendall(b"POST http://127.0.0.1:%s/cut HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nContent-Length: %d\r\n\r\n"
+          % (port, port, len(body)) + body + sent[12:] +
+          b"\r\n\r\nGET http://127.0.0.1:%s/second HTTP/1.1\r\nHost: 127.0.0.1:%s\r\n\r\n" % (port, port))
+out = b""
+s.settimeout(20)
+try:
+    while True:
+        b = s.recv(65536)
+        if not b:
+            break
+        out += b
+except (ConnectionResetError, socket.timeout):
+    pass
+print("code=" + (out.split(b" ")[1].decode() if out else "none"))
+PY
 head -c 6000000 /dev/urandom >big.bin
 echo "--big"; post --data-binary @big.bin "$U/big"
 sha256sum <big.bin
@@ -110,7 +136,7 @@ vr_check "the refusals are connect events, denied with the tripwire's reason" \
 vr_check_not "… never holding a value (the run-start event has the command, the value its argument)" \
 	bash -c 'grep "\"op\":\"connect\"" "$1" | grep -q -F -e "$2" -e "$3"' _ "$T/audit" "$REAL" "$S"
 vr_check "vault-run audit --op connect lists them" \
-	test "$("$VR" audit --op connect "$T/audit" | grep -c "denied.*127.0.0.1:$OP")" = 3
+	test "$("$VR" audit --op connect "$T/audit" | grep -c "denied.*127.0.0.1:$OP")" = 4
 vr_check "the run's summary counts them" grep -q "3 keys refused (the sentinel of OPENAI_API_KEY" "$T/err"
 
 # --- bodies without a key arrive intact ------------------------------------
@@ -118,8 +144,14 @@ vr_check "an innocent body ending in what could begin a key (…=yes, s of sk-) 
 	test "$(out innocent | sed -n 's/^received=\([0-9]*\) sha256=\([0-9a-f]*\)$/\2/p')" = \
 	"$(printf 'note=hello world&answer=yes' | sha256sum | cut -d' ' -f1)"
 vr_check "… with a 200" grep -qx "code=200" <(out innocent)
-vr_check "a chunked body arrives whole" \
-	grep -q "^received=11 sha256=$(printf 'chunked=yes' | sha256sum | cut -d' ' -f1)$" <(out chunked)
+vr_check "a chunked body is refused while keys are bound (its framing could cut a key): 403" \
+	grep -q "denied: a chunked plain-HTTP body" <(out chunked)
+vr_check_not "… and never reached the origin" grep -q " /chunked " "$O/log"
+n=$(awk '$2 == "/cut" { print $1 }' "$O/log")
+vr_check "a sentinel cut by the body's end: the body reached the origin" test -n "$n" -a -s "$O/conn-$n.bin"
+vr_check "… and nothing after it (the rest of the sentinel, a second request)" \
+	test "$(tail -c 17 "$O/conn-$n.bin" | od -An -c | tr -d ' \n')" = "\\r\\n\\r\\nx${S:0:12}"
+vr_check_not "… no second request reached it" grep -q " /second " "$O/log"
 big_sent=$(out big | sed -n 's/^\([0-9a-f]\{64\}\)  -$/\1/p')
 vr_check "6 MB of random bytes arrive intact (nothing lost or reordered by the hold-back)" \
 	grep -qx "received=6000000 sha256=$big_sent" <(out big)
