@@ -120,7 +120,9 @@ static const char *field_value(JsonNode *root, const char *field)
  * FILE_MAX bytes, parsed; NULL when missing or not JSON. */
 static JsonNode *read_json(const char *path, char **ret_real)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	/* A symlink is followed: a user's own (stow); the views refuse one
+	 * the agent would put at a key path (add_declared). */
+	int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > FILE_MAX) {
 		if (fd >= 0)
@@ -244,16 +246,22 @@ static gboolean collect(VrRunKeyFiles *kf, GArray *decls, int in, VrNetKeys *key
 	return ok;
 }
 
-/* PATH with its symlinks resolved (stow), or, absent, its directory's
- * (the file a login will make), else as declared. */
-static char *resolved(const char *path)
+/* PATH's names as key paths, into OUT: its directory's symlinks resolved,
+ * the last name as it is (the name a view serves: nothing but a regular
+ * file may come there, so the agent plants no symlink at it), and, when
+ * that name is a symlink (stow links files one by one), the file it leads
+ * to as well (the name another bind would serve it under). */
+static void add_declared(GPtrArray *out, const char *path)
 {
-	char *r = realpath(path, NULL);
-	if (r)
-		return r;
 	g_autofree char *dir = g_path_get_dirname(path), *base = g_path_get_basename(path);
 	g_autofree char *rdir = realpath(dir, NULL);
-	return rdir ? g_build_filename(rdir, base, NULL) : g_strdup(path);
+	char *lexical = rdir ? g_build_filename(rdir, base, NULL) : g_strdup(path);
+	char *target = realpath(path, NULL);
+	g_ptr_array_add(out, lexical);
+	if (target && strcmp(target, lexical) != 0)
+		g_ptr_array_add(out, target);
+	else
+		free(target);
 }
 
 VrRunKeyFiles *vr_run_keyfiles_load(GPtrArray *specs, VrNetKeys *keys, VrKeyFilesSecretFn get_secret,
@@ -270,7 +278,7 @@ VrRunKeyFiles *vr_run_keyfiles_load(GPtrArray *specs, VrNetKeys *keys, VrKeyFile
 		if (!decl_parse(specs->pdata[i], &d, error))
 			return NULL;
 		g_array_append_val(decls, d);
-		g_ptr_array_add(kf->declared, resolved(d.path));
+		add_declared(kf->declared, d.path);
 	}
 	if (!decls->len)
 		return g_steal_pointer(&kf);

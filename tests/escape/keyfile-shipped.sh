@@ -113,4 +113,27 @@ for name in claude codex gemini opencode; do
 	first=${REALS%% *}
 	vr_check "$name (control, no [keys] file): the grep sees $first" grep -Eqx "hits $first [1-9][0-9]*" <<<"$out"
 done
+
+# A login file that is a symlink into the user's dotfiles (stow links files
+# one by one): its values are known and masked wherever the file shows (a
+# --ro-bind of the dotfiles directory too), and the agent cannot put a
+# symlink of its own at the key file's name.
+rm -rf "$HOME"/.[a-z]* "$HOME"/.local "$HOME/dots"
+mkdir -p "$HOME/dots" "$HOME/.local/share/opencode"
+printf '{"openai": {"type": "api", "key": "sk-proj-RealStowKey0123456789abcdefghij"}}\n' >"$HOME/dots/oc-auth.json"
+ln -s ../../../dots/oc-auth.json "$HOME/.local/share/opencode/auth.json"
+chmod -R a+rwX "$HOME"
+dry=$("$VR" --project "$P" --profile opencode --dry-run -- true 2>/dev/null)
+vr_check "a symlinked (stow) login file: its key is bound" \
+	grep -q '^key: file:.*dots/oc-auth.json:openai.key -> api.openai.com' <<<"$dry"
+out=$("$VR" --project "$P" --profile opencode --net none --quiet --ro-bind "$HOME/dots" /tmp/dots -- sh -c '
+	cat /tmp/dots/oc-auth.json; echo
+	echo "hits $(grep -rl RealStowKey /tmp/dots "$HOME" 2>/dev/null | wc -l)"
+	cd ~/.local/share/opencode && rm -f auth.json && ln -s /tmp/elsewhere auth.json 2>/dev/null; echo "ln=$?"' \
+	2>"$T/stow.err" || true)
+vr_check "… masked through a --ro-bind of the dotfiles" grep -Eq '"key": "sk-proj-[A-Za-z0-9]{30,}"' <<<"$out"
+vr_check "… no file inside holds the real value" grep -qx "hits 0" <<<"$out"
+vr_check_not "… not even the one read" grep -q RealStowKey <<<"$(grep -v '^hits' <<<"$out")"
+vr_check "… and no symlink of the agent's at the key file's name" grep -qx "ln=1" <<<"$out"
+vr_check_not "… on the host either" test -L "$HOME/.local/share/opencode/auth.json"
 vr_done
