@@ -329,7 +329,7 @@ void vr_run_keyfiles_forget(VrRunKeyFiles *kf)
 	g_clear_pointer(&kf->mask, vr_keymask_free);
 }
 
-/* The key paths of REL_ROOT's view into M: those that gave a value, and
+/* The key paths of ROOT's view into M: those that gave a value, and
  * every other declared one. A file with no value at the start (a
  * logged-out harness's, or none yet) is a key path too, so that what the
  * host puts there during the run (a login on the host) is refused inside,
