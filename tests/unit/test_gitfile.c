@@ -30,14 +30,14 @@ static int tmpfd = -1;
 static void mk(const char *rel)
 {
 	char p[PATH_MAX];
-	snprintf(p, sizeof p, "%s/%s", tmp, rel);
+	assert_true(snprintf(p, sizeof p, "%s/%s", tmp, rel) < (int)sizeof p);
 	assert_int_equal(mkdir(p, 0755), 0);
 }
 
 static void put(const char *rel, const char *content)
 {
 	char p[PATH_MAX];
-	snprintf(p, sizeof p, "%s/%s", tmp, rel);
+	assert_true(snprintf(p, sizeof p, "%s/%s", tmp, rel) < (int)sizeof p);
 	FILE *f = fopen(p, "w");
 	assert_non_null(f);
 	fputs(content, f);
@@ -48,11 +48,11 @@ static void mk_gitdir(const char *rel)
 {
 	char p[PATH_MAX];
 	mk(rel);
-	snprintf(p, sizeof p, "%s/objects", rel);
+	assert_true(snprintf(p, sizeof p, "%s/objects", rel) < (int)sizeof p);
 	mk(p);
-	snprintf(p, sizeof p, "%s/refs", rel);
+	assert_true(snprintf(p, sizeof p, "%s/refs", rel) < (int)sizeof p);
 	mk(p);
-	snprintf(p, sizeof p, "%s/HEAD", rel);
+	assert_true(snprintf(p, sizeof p, "%s/HEAD", rel) < (int)sizeof p);
 	put(p, "ref: refs/heads/main\n");
 }
 
@@ -69,12 +69,12 @@ static int setup(void **state)
 	mk_gitdir("repo/.git");
 	mk("repo/.git/worktrees");
 	mk("repo/.git/worktrees/wt");
-	snprintf(buf, sizeof buf, "%s/wt/.git\n", tmp);
+	assert_true(snprintf(buf, sizeof buf, "%s/wt/.git\n", tmp) < (int)sizeof buf);
 	put("repo/.git/worktrees/wt/gitdir", buf);
 	put("repo/.git/worktrees/wt/commondir", "../..\n");
 	put("repo/.git/worktrees/wt/HEAD", "ref: refs/heads/wt\n");
 	mk("wt");
-	snprintf(buf, sizeof buf, "gitdir: %s/repo/.git/worktrees/wt\n", tmp);
+	assert_true(snprintf(buf, sizeof buf, "gitdir: %s/repo/.git/worktrees/wt\n", tmp) < (int)sizeof buf);
 	put("wt/.git", buf);
 	mk("repo/.git/modules");
 	mk_gitdir("repo/.git/modules/sub");
@@ -89,7 +89,7 @@ static int teardown(void **state)
 {
 	(void)state;
 	char cmd[128];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+	assert_true(snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp) < (int)sizeof cmd);
 	assert_int_equal(system(cmd), 0);
 	close(tmpfd);
 	return 0;
@@ -100,7 +100,7 @@ static int teardown(void **state)
 static int check(const char *dir, const char *content, VrGitfileWhen when, bool root_in_tmp, VrGitfileVerdict *v)
 {
 	char d[PATH_MAX];
-	snprintf(d, sizeof d, "%s/%s", tmp, dir);
+	assert_true(snprintf(d, sizeof d, "%s/%s", tmp, dir) < (int)sizeof d);
 	int root = root_in_tmp ? tmpfd : open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	VrGitfileCheck c = {.root_fd = root, .root = root_in_tmp ? tmp : "/", .dir = d, .when = when};
 	int r = vr_gitfile_check(&c, content, strlen(content), v);
@@ -147,12 +147,12 @@ static void test_worktree_accepted(void **state)
 	(void)state;
 	VrGitfileVerdict v;
 	char buf[PATH_MAX * 2], want[PATH_MAX * 2];
-	snprintf(buf, sizeof buf, "gitdir: %s/repo/.git/worktrees/wt\n", tmp);
+	assert_true(snprintf(buf, sizeof buf, "gitdir: %s/repo/.git/worktrees/wt\n", tmp) < (int)sizeof buf);
 	assert_int_equal(check("wt", buf, VR_GITFILE_AT_START, false, &v), 0);
 	assert_int_equal(v.kind, VR_GITFILE_WORKTREE);
-	snprintf(want, sizeof want, "%s/repo/.git", tmp);
+	assert_true(snprintf(want, sizeof want, "%s/repo/.git", tmp) < (int)sizeof want);
 	assert_string_equal(v.common, want);
-	snprintf(want, sizeof want, "%s/repo/.git/worktrees/wt", tmp);
+	assert_true(snprintf(want, sizeof want, "%s/repo/.git/worktrees/wt", tmp) < (int)sizeof want);
 	assert_string_equal(v.gitdir, want);
 	/* The same relative (git >= 2.48 can write it so). */
 	assert_int_equal(check("wt", "gitdir: ../repo/.git/worktrees/wt", VR_GITFILE_AT_START, false, &v), 0);
@@ -166,13 +166,13 @@ static void test_worktree_refused(void **state)
 	VrGitfileVerdict v;
 	char buf[PATH_MAX * 2];
 	/* The attack of issue 16: a .git naming any directory. */
-	snprintf(buf, sizeof buf, "gitdir: %s/home\n", tmp);
+	assert_true(snprintf(buf, sizeof buf, "gitdir: %s/home\n", tmp) < (int)sizeof buf);
 	assert_int_equal(check("wt", buf, VR_GITFILE_AT_START, false, &v), -EPERM);
 	assert_non_null(v.why);
 	assert_int_equal(v.kind, VR_GITFILE_REFUSED);
 	/* Another tree borrowing wt's administrative directory: its gitdir
 	 * file names wt/.git, not other/.git. */
-	snprintf(buf, sizeof buf, "gitdir: %s/repo/.git/worktrees/wt\n", tmp);
+	assert_true(snprintf(buf, sizeof buf, "gitdir: %s/repo/.git/worktrees/wt\n", tmp) < (int)sizeof buf);
 	assert_int_equal(check("other", buf, VR_GITFILE_AT_START, false, &v), -EPERM);
 	assert_non_null(strstr(v.why, "another working tree"));
 	/* A fake worktrees/x under a directory that is not a repository. */
@@ -181,38 +181,38 @@ static void test_worktree_refused(void **state)
 	mk("fake");
 	mk("fake/worktrees");
 	mk("fake/worktrees/x");
-	snprintf(buf, sizeof buf, "%s/other/.git\n", tmp);
+	assert_true(snprintf(buf, sizeof buf, "%s/other/.git\n", tmp) < (int)sizeof buf);
 	put("fake/worktrees/x/gitdir", buf);
 	put("fake/worktrees/x/commondir", "../..\n");
-	snprintf(buf, sizeof buf, "gitdir: %s/fake/worktrees/x\n", tmp);
+	assert_true(snprintf(buf, sizeof buf, "gitdir: %s/fake/worktrees/x\n", tmp) < (int)sizeof buf);
 	assert_int_equal(check("other", buf, VR_GITFILE_AT_START, false, &v), -EPERM);
 	assert_non_null(strstr(v.why, "not a git directory"));
 	/* A real repository whose worktree names us back but whose commondir
 	 * points elsewhere (the config and hooks git would obey). */
 	mk("repo/.git/worktrees/o");
-	snprintf(buf, sizeof buf, "%s/other/.git\n", tmp);
+	assert_true(snprintf(buf, sizeof buf, "%s/other/.git\n", tmp) < (int)sizeof buf);
 	put("repo/.git/worktrees/o/gitdir", buf);
-	snprintf(buf, sizeof buf, "%s/home\n", tmp);
+	assert_true(snprintf(buf, sizeof buf, "%s/home\n", tmp) < (int)sizeof buf);
 	put("repo/.git/worktrees/o/commondir", buf);
-	snprintf(buf, sizeof buf, "gitdir: %s/repo/.git/worktrees/o\n", tmp);
+	assert_true(snprintf(buf, sizeof buf, "gitdir: %s/repo/.git/worktrees/o\n", tmp) < (int)sizeof buf);
 	assert_int_equal(check("other", buf, VR_GITFILE_AT_START, false, &v), -EPERM);
 	assert_non_null(strstr(v.why, "commondir"));
 	/* No commondir: refused at the start, accepted while git writes. */
-	snprintf(buf, sizeof buf, "%s/repo/.git/worktrees/o/commondir", tmp);
+	assert_true(snprintf(buf, sizeof buf, "%s/repo/.git/worktrees/o/commondir", tmp) < (int)sizeof buf);
 	assert_int_equal(unlink(buf), 0);
-	snprintf(buf, sizeof buf, "gitdir: %s/repo/.git/worktrees/o\n", tmp);
+	assert_true(snprintf(buf, sizeof buf, "gitdir: %s/repo/.git/worktrees/o\n", tmp) < (int)sizeof buf);
 	assert_int_equal(check("other", buf, VR_GITFILE_AT_START, false, &v), -EPERM);
 	assert_int_equal(check("other", buf, VR_GITFILE_AT_WRITE, false, &v), 0);
 	/* A symlink on the path, even to the right place. */
-	snprintf(buf, sizeof buf, "%s/repo", tmp);
+	assert_true(snprintf(buf, sizeof buf, "%s/repo", tmp) < (int)sizeof buf);
 	char link[PATH_MAX];
-	snprintf(link, sizeof link, "%s/lnk", tmp);
+	assert_true(snprintf(link, sizeof link, "%s/lnk", tmp) < (int)sizeof link);
 	assert_int_equal(symlink(buf, link), 0);
-	snprintf(buf, sizeof buf, "gitdir: %s/lnk/.git/worktrees/wt\n", tmp);
+	assert_true(snprintf(buf, sizeof buf, "gitdir: %s/lnk/.git/worktrees/wt\n", tmp) < (int)sizeof buf);
 	assert_int_equal(check("wt", buf, VR_GITFILE_AT_START, false, &v), -EPERM);
 	assert_non_null(strstr(v.why, "symlink"));
 	/* ".." after a name. */
-	snprintf(buf, sizeof buf, "gitdir: %s/home/../repo/.git/worktrees/wt\n", tmp);
+	assert_true(snprintf(buf, sizeof buf, "gitdir: %s/home/../repo/.git/worktrees/wt\n", tmp) < (int)sizeof buf);
 	assert_int_equal(check("wt", buf, VR_GITFILE_AT_START, false, &v), -EPERM);
 	/* Outside the daemon's root. */
 	assert_int_equal(check("wt", "gitdir: /etc\n", VR_GITFILE_AT_WRITE, true, &v), -EPERM);
@@ -228,7 +228,7 @@ static void test_submodule(void **state)
 	char want[PATH_MAX * 2];
 	assert_int_equal(check("repo/sub", "gitdir: ../.git/modules/sub\n", VR_GITFILE_AT_START, false, &v), 0);
 	assert_int_equal(v.kind, VR_GITFILE_SUBMODULE);
-	snprintf(want, sizeof want, "%s/repo/.git/modules/sub", tmp);
+	assert_true(snprintf(want, sizeof want, "%s/repo/.git/modules/sub", tmp) < (int)sizeof want);
 	assert_string_equal(v.gitdir, want);
 	/* Nested deeper: still the ancestor's .git/modules. */
 	mk("repo/a");
@@ -247,8 +247,8 @@ static void test_submodule(void **state)
 	assert_int_equal(check("side/x", "gitdir: ../.git/modules/sub", VR_GITFILE_AT_WRITE, true, &v), -EPERM);
 	/* ...or whose .git/modules/NAME is a symlink somewhere else. */
 	char t[PATH_MAX], l[PATH_MAX];
-	snprintf(t, sizeof t, "%s/home", tmp);
-	snprintf(l, sizeof l, "%s/repo/.git/modules/evil", tmp);
+	assert_true(snprintf(t, sizeof t, "%s/home", tmp) < (int)sizeof t);
+	assert_true(snprintf(l, sizeof l, "%s/repo/.git/modules/evil", tmp) < (int)sizeof l);
 	assert_int_equal(symlink(t, l), 0);
 	assert_int_equal(check("repo/a", "gitdir: ../.git/modules/evil", VR_GITFILE_AT_WRITE, true, &v), -EPERM);
 	assert_non_null(strstr(v.why, "symlink"));

@@ -75,7 +75,7 @@ int __wrap_openat(int dirfd, const char *path, int flags, ...)
 
 static void tpath(char p[static PATH_MAX], const char *rel)
 {
-	snprintf(p, PATH_MAX, "%s/%s", T, rel);
+	assert_true(snprintf(p, PATH_MAX, "%s/%s", T, rel) < PATH_MAX);
 }
 
 static void mk(const char *rel, int dir)
@@ -101,7 +101,7 @@ static void swap(const char *rel, const char *target)
 {
 	char p[PATH_MAX], q[PATH_MAX + 8];
 	tpath(p, rel);
-	snprintf(q, sizeof q, "%s.real", p);
+	assert_true(snprintf(q, sizeof q, "%s.real", p) < (int)sizeof q);
 	assert_int_equal(rename(p, q), 0);
 	assert_int_equal(symlink(target, p), 0);
 }
@@ -110,7 +110,7 @@ static void unswap(const char *rel)
 {
 	char p[PATH_MAX], q[PATH_MAX + 8];
 	tpath(p, rel);
-	snprintf(q, sizeof q, "%s.real", p);
+	assert_true(snprintf(q, sizeof q, "%s.real", p) < (int)sizeof q);
 	assert_int_equal(unlink(p), 0);
 	assert_int_equal(rename(q, p), 0);
 }
@@ -177,9 +177,9 @@ static int fixture(void)
 	const char *chain[] = {"c1", "c1/c2", "c1/c2/c3", "c1/c2/c3/c4", NULL};
 	for (const char **c = chain; *c; c++) {
 		char p[PATH_MAX];
-		snprintf(p, sizeof p, "root/%s", *c);
+		assert_true(snprintf(p, sizeof p, "root/%s", *c) < (int)sizeof p);
 		mk(p, 1);
-		snprintf(p, sizeof p, "outside/%s", *c);
+		assert_true(snprintf(p, sizeof p, "outside/%s", *c) < (int)sizeof p);
 		mk(p, 1);
 	}
 	mk("root/c1/c2/c3/c4/f", 0);
@@ -195,7 +195,7 @@ static int teardown(void)
 {
 	close(rootfd);
 	char cmd[PATH_MAX + 16];
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", T);
+	assert_true(snprintf(cmd, sizeof cmd, "rm -rf '%s'", T) < (int)sizeof cmd);
 	return system(cmd);
 }
 
@@ -268,10 +268,10 @@ static void symlink_at_every_component(void **state)
 	const char *steps[] = {"c1", "c1/c2", "c1/c2/c3", "c1/c2/c3/c4", NULL};
 	for (const char **s = steps; *s; s++) {
 		char rel[PATH_MAX], base[64], outside[PATH_MAX];
-		snprintf(rel, sizeof rel, "root/%s", *s);
+		assert_true(snprintf(rel, sizeof rel, "root/%s", *s) < (int)sizeof rel);
 		const char *slash = strrchr(*s, '/');
-		snprintf(base, sizeof base, "%s.real", slash ? slash + 1 : *s);
-		snprintf(outside, sizeof outside, "%s/outside/%s", T, *s);
+		assert_true(snprintf(base, sizeof base, "%s.real", slash ? slash + 1 : *s) < (int)sizeof base);
+		assert_true(snprintf(outside, sizeof outside, "%s/outside/%s", T, *s) < (int)sizeof outside);
 		const char *targets[] = {base, outside, NULL};
 		for (const char **t = targets; *t; t++) {
 			swap(rel, *t);
@@ -349,7 +349,7 @@ static void out_of_fds(void **state)
 static void swap_next_step(void)
 {
 	char out[PATH_MAX];
-	snprintf(out, sizeof out, "%s/outside/c1/c2/c3", T);
+	assert_true(snprintf(out, sizeof out, "%s/outside/c1/c2/c3", T) < (int)sizeof out);
 	swap("root/c1/c2/c3", out);
 }
 
