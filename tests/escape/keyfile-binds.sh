@@ -12,11 +12,7 @@
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
 vr_require_sandbox
 
-P="$T/project"
-vr_make_demo "$P"
-cd "$P"
-export HOME="$T/home" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state"
-mkdir -p "$HOME/.kf" "$HOME/.kd" "$HOME/plain" "$XDG_CONFIG_HOME/vault-run/profiles" "$XDG_STATE_HOME"
+vr_private_home .kf .kd plain
 ACCESS=sk-ant-oat01-RealAccess0123456789abcdefghijKLMN
 OTHER=sk-RealOtherDir0123456789abcdefghijKLMNOP
 printf '{"a": "%s"}\n' "$ACCESS" >"$HOME/.kf/creds.json"

@@ -15,11 +15,7 @@
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
 vr_require_sandbox
 
-P="$T/project"
-vr_make_demo "$P"
-cd "$P"
-export HOME="$T/home" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state"
-mkdir -p "$HOME/.kf" "$XDG_CONFIG_HOME/vault-run/profiles" "$XDG_STATE_HOME"
+vr_private_home .kf
 ACCESS=sk-ant-oat01-RealAccess0123456789abcdefghijKLMN
 REFRESH=rt01-RealRefresh0123456789abcdefghijKLMNOPQ
 F="$HOME/.kf/creds.json"

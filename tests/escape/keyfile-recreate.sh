@@ -16,11 +16,7 @@
 vr_require_sandbox
 vr_require_cmd python3
 
-P="$T/project"
-vr_make_demo "$P"
-cd "$P"
-export HOME="$T/home" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state"
-mkdir -p "$HOME/.kf/sub" "$XDG_CONFIG_HOME/vault-run/profiles" "$XDG_STATE_HOME"
+vr_private_home .kf/sub
 ACCESS=sk-ant-oat01-RealAccess0123456789abcdefghijKLMN
 REFRESH=rt01-RealRefresh0123456789abcdefghijKLMNOPQ
 SUBTOK=sk-RealSubToken0123456789abcdefghijKLMNOP

@@ -13,11 +13,7 @@
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
 vr_require_sandbox
 
-P="$T/project"
-vr_make_demo "$P"
-cd "$P"
-export HOME="$T/home" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state"
-mkdir -p "$HOME" "$XDG_CONFIG_HOME/vault-run/profiles" "$XDG_STATE_HOME"
+vr_private_home
 chmod a+rx "$T" "$HOME"
 
 # login NAME: writes NAME's login file; sets FILE and REALS (the values

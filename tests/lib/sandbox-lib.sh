@@ -24,3 +24,17 @@ vr_expect_status() {
 vr_mounts_under() {
 	awk -v t="$1" 'index($5, t) == 1 { print $5 }' /proc/self/mountinfo
 }
+
+# vr_private_home [DIR...] — the demo project in $P (the current directory
+# then), and a private HOME, XDG_CONFIG_HOME (with vault-run/profiles/ for a
+# test's own profiles) and XDG_STATE_HOME under $T; DIRs (relative to the
+# home) are made in it.
+vr_private_home() {
+	P="$T/project"
+	vr_make_demo "$P"
+	cd "$P"
+	export HOME="$T/home" XDG_CONFIG_HOME="$T/config" XDG_STATE_HOME="$T/state"
+	mkdir -p "$HOME" "$XDG_CONFIG_HOME/vault-run/profiles" "$XDG_STATE_HOME"
+	local d
+	for d in "$@"; do mkdir -p "$HOME/$d"; done
+}
