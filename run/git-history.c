@@ -903,7 +903,7 @@ GPtrArray *vr_git_history_finish(VrGitHistory *h, int timeout_ms, int *ret_slow,
 	gint64 now = g_get_monotonic_time();
 	vr_debug("git history: %u hidden path%s, %u masked by content%s, %s; %.2f ms to start, %.2f ms waited "
 	         "for, %.1f ms in all", found->len, found->len == 1 ? "" : "s", masked->len,
-	         content_done ? "" : " (content check not done yet)", from_cache ? "cached verdict" : "git ran",
+	         content_done ? "" : " (content check still running)", from_cache ? "cached verdict" : "git ran",
 	         (double)h->start_cost / 1000, (double)(now - wait_from) / 1000, (double)(now - h->started) / 1000);
 	for (int i = 0; i < N_GIT; i++)
 		vr_clear_fd(&h->out[i]);
