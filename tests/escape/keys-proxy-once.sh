@@ -12,10 +12,7 @@
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/origin-lib.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
-vr_require_cmd curl python3 openssl
-vr_require_sandbox
-VRT="$VR_BIN/vault-run-testhooks"
-[ -x "$VRT" ] || vr_fail "no $VRT"
+vr_origin_require
 
 P="$T/project"
 mkdir -p "$P"

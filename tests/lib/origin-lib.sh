@@ -5,6 +5,16 @@
 # ($OP) and points vault-run-testhooks at it: VR_TEST_RESOLVE sends each
 # name to 127.0.0.1, VR_TEST_UPSTREAM_PORT replaces 443, VR_TEST_UPSTREAM_CA
 # is trusted upstream. The origin's log is $O/log.
+# vr_origin_require — what every key test needs (source sandbox-lib.sh
+# first): curl, python3, openssl, a sandbox that starts, and the test
+# build's vault-run-testhooks in $VRT.
+vr_origin_require() {
+	vr_require_cmd curl python3 openssl
+	vr_require_sandbox
+	VRT="$VR_BIN/vault-run-testhooks"
+	[ -x "$VRT" ] || vr_fail "no $VRT"
+}
+
 vr_origin_start() {
 	local script=$1 n san="" resolve=""
 	shift
