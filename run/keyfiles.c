@@ -27,9 +27,8 @@ typedef struct {
 } Decl;
 
 struct VrRunKeyFiles {
-	GPtrArray *paths;    /* char *: the real paths of the files that gave a value */
-	GPtrArray *declared; /* char *: every declared path, resolved as far as it exists */
-	VrKeyMask *mask;     /* every (real, sentinel) pair */
+	GPtrArray *paths; /* char *: every declared path (add_declared) and each file a value came from */
+	VrKeyMask *mask;  /* every (real, sentinel) pair */
 };
 
 static void decl_clear(Decl *d)
@@ -194,6 +193,15 @@ static VrNetKey *decl_key(const Decl *d, const char *real)
 	return k;
 }
 
+/* PATH (taken) into OUT once. */
+static void add_path(GPtrArray *out, char *path)
+{
+	if (g_ptr_array_find_with_equal_func(out, path, g_str_equal, NULL))
+		g_free(path);
+	else
+		g_ptr_array_add(out, path);
+}
+
 /* Adds the key of DECL whose value is VALUE (taken). */
 static gboolean add_value(VrRunKeyFiles *kf, VrNetKeys *keys, const Decl *d, char *value, char *real,
                           const guint8 *secret, gsize secret_len, GError **error)
@@ -210,10 +218,7 @@ static gboolean add_value(VrRunKeyFiles *kf, VrNetKeys *keys, const Decl *d, cha
 		return TRUE;
 	}
 	vr_keymask_add_pair(kf->mask, k->value, k->sentinel);
-	if (!g_ptr_array_find_with_equal_func(kf->paths, real, g_str_equal, NULL))
-		g_ptr_array_add(kf->paths, real);
-	else
-		g_free(real);
+	add_path(kf->paths, real);
 	vr_net_keys_add(keys, g_steal_pointer(&k));
 	return TRUE;
 }
@@ -255,13 +260,10 @@ static void add_declared(GPtrArray *out, const char *path)
 {
 	g_autofree char *dir = g_path_get_dirname(path), *base = g_path_get_basename(path);
 	g_autofree char *rdir = realpath(dir, NULL);
-	char *lexical = rdir ? g_build_filename(rdir, base, NULL) : g_strdup(path);
+	add_path(out, rdir ? g_build_filename(rdir, base, NULL) : g_strdup(path));
 	char *target = realpath(path, NULL);
-	g_ptr_array_add(out, lexical);
-	if (target && strcmp(target, lexical) != 0)
-		g_ptr_array_add(out, target);
-	else
-		free(target);
+	if (target)
+		add_path(out, target);
 }
 
 VrRunKeyFiles *vr_run_keyfiles_load(GPtrArray *specs, VrNetKeys *keys, VrKeyFilesSecretFn get_secret,
@@ -269,7 +271,6 @@ VrRunKeyFiles *vr_run_keyfiles_load(GPtrArray *specs, VrNetKeys *keys, VrKeyFile
 {
 	g_autoptr(VrRunKeyFiles) kf = g_new0(VrRunKeyFiles, 1);
 	kf->paths = g_ptr_array_new_with_free_func(g_free);
-	kf->declared = g_ptr_array_new_with_free_func(g_free);
 	kf->mask = vr_keymask_new();
 	g_autoptr(GArray) decls = g_array_new(FALSE, TRUE, sizeof(Decl));
 	g_array_set_clear_func(decls, (GDestroyNotify)decl_clear);
@@ -278,7 +279,7 @@ VrRunKeyFiles *vr_run_keyfiles_load(GPtrArray *specs, VrNetKeys *keys, VrKeyFile
 		if (!decl_parse(specs->pdata[i], &d, error))
 			return NULL;
 		g_array_append_val(decls, d);
-		add_declared(kf->declared, d.path);
+		add_declared(kf->paths, d.path);
 	}
 	if (!decls->len)
 		return g_steal_pointer(&kf);
@@ -307,19 +308,13 @@ void vr_run_keyfiles_free(VrRunKeyFiles *kf)
 	if (!kf)
 		return;
 	g_ptr_array_unref(kf->paths);
-	g_ptr_array_unref(kf->declared);
 	vr_keymask_free(kf->mask);
 	g_free(kf);
 }
 
-gboolean vr_run_keyfiles_any(const VrRunKeyFiles *kf)
-{
-	return kf && kf->mask && vr_keymask_pairs(kf->mask) > 0;
-}
-
 const GPtrArray *vr_run_keyfiles_paths(const VrRunKeyFiles *kf)
 {
-	return kf ? kf->declared : NULL;
+	return kf ? kf->paths : NULL;
 }
 
 void vr_run_keyfiles_forget(VrRunKeyFiles *kf)
@@ -329,8 +324,8 @@ void vr_run_keyfiles_forget(VrRunKeyFiles *kf)
 	g_clear_pointer(&kf->mask, vr_keymask_free);
 }
 
-/* The key paths of ROOT's view into M: those that gave a value, and
- * every other declared one. A file with no value at the start (a
+/* The key paths of ROOT's view into M: every declared one, also those
+ * that gave no value. A file with no value at the start (a
  * logged-out harness's, or none yet) is a key path too, so that what the
  * host puts there during the run (a login on the host) is refused inside,
  * never served: the view knows only what it found at its start. */
@@ -350,7 +345,6 @@ int vr_run_keyfiles_view_fd(const VrRunKeyFiles *kf, const char *root)
 		return -1;
 	g_autoptr(VrKeyMask) m = vr_keymask_copy(kf->mask); /* a value may sit in any of the files */
 	add_view_paths(m, kf->paths, root);
-	add_view_paths(m, kf->declared, root);
 	if (!vr_keymask_paths(m)->len)
 		return -1;
 	int fd = memfd_create("vault-run-keyfiles", MFD_CLOEXEC | MFD_ALLOW_SEALING);

@@ -29,7 +29,6 @@ VrRunKeyFiles *vr_run_keyfiles_load(GPtrArray *specs, VrNetKeys *keys, VrKeyFile
                                      GError **error);
 void vr_run_keyfiles_free(VrRunKeyFiles *kf);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(VrRunKeyFiles, vr_run_keyfiles_free)
-gboolean vr_run_keyfiles_any(const VrRunKeyFiles *kf);
 
 /* For the view of host directory ROOT (a real path): a sealed memfd with
  * the key files below it (paths relative to ROOT) and every pair, or -1
