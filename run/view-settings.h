@@ -2,8 +2,8 @@
  * and for a run's daemons: the command line's value, else the config's,
  * else the view's default (vr_view_options_init). The command line's
  * texts were checked where they were read, with the config's own lists
- * (vr_config_audit_level_parse, vr_config_scan_mode_parse,
- * vr_audit_fail_parse) and the one size grammar (common/size.h). */
+ * (vr_audit_level_parse and vr_view_scan_mode_parse read them),
+ * vr_audit_fail_parse and the one size grammar (common/size.h). */
 #pragma once
 #include <glib.h>
 
