@@ -87,12 +87,10 @@ static int load_raw(VrInode *inode, char **ret_buf, size_t *ret_len)
 {
 	char proc[64];
 	vr_proc_path(proc, inode->fd);
-	int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	vr_cleanup_fd int fd = open(proc, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
-	int r = vr_file_load(fd, KEYFILE_MAX, ret_buf, ret_len);
-	close(fd);
-	return r;
+	return vr_file_load(fd, KEYFILE_MAX, ret_buf, ret_len);
 }
 
 static void buf_free(char *buf, size_t len)
@@ -106,20 +104,17 @@ static void buf_free(char *buf, size_t len)
  * original key file, its content known. */
 static void note_original(VrView *v, const char *rel)
 {
-	int fd = openat(v->root.fd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	vr_cleanup_fd int fd = openat(v->root.fd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return;
-	}
 	char *buf = NULL;
 	size_t len = 0;
 	if (vr_file_load(fd, KEYFILE_MAX, &buf, &len) == 0) {
 		g_hash_table_add(K.known, digest(buf, len));
 		buf_free(buf, len);
 	}
-	close(fd);
+	vr_clear_fd(&fd);
 	g_hash_table_add(K.original, devino(st.st_dev, st.st_ino));
 }
 
@@ -190,7 +185,7 @@ void vr_keyfile_renamed(VrInode *newparent, const char *newname, const char *new
 	 * view: what it holds now is known (it came from the agent, who
 	 * holds no real value). Changed later behind the view (a raw fd of
 	 * the agent's from before), it no longer matches: refused. */
-	int fd = openat(newparent->fd, newname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	vr_cleanup_fd int fd = openat(newparent->fd, newname, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
 	char *buf = NULL;
 	size_t len = 0;
@@ -201,8 +196,6 @@ void vr_keyfile_renamed(VrInode *newparent, const char *newname, const char *new
 		pthread_mutex_unlock(&K.lock);
 		buf_free(buf, len);
 	}
-	if (fd >= 0)
-		close(fd);
 }
 
 void vr_keyfile_inode_closing(int fd)
@@ -461,7 +454,7 @@ bool vr_keyfile_link_allowed(fuse_req_t req, VrInode *inode, const char *srel, c
  * describes, regular. */
 static int read_source(int dirfd, const char *name, const struct stat *sst, char **ret_buf, size_t *ret_len)
 {
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	vr_cleanup_fd int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	struct stat st;
@@ -470,7 +463,6 @@ static int read_source(int dirfd, const char *name, const struct stat *sst, char
 		r = -EBUSY;
 	if (r == 0)
 		r = vr_file_load(fd, KEYFILE_MAX, ret_buf, ret_len);
-	close(fd);
 	return r;
 }
 
@@ -483,15 +475,14 @@ static int dest_known_locked(int dirfd, const char *name, struct stat *ret_dst, 
 	*ret_exists = fstatat(dirfd, name, ret_dst, AT_SYMLINK_NOFOLLOW) == 0;
 	if (!*ret_exists || !S_ISREG(ret_dst->st_mode))
 		return 0;
-	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	vr_cleanup_fd int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
 	char *buf = NULL;
 	size_t len = 0;
 	int r = fd < 0 ? -errno : fstat(fd, &st) < 0 ? -errno : !vr_same_version(&st, ret_dst) ? -EBUSY : 0;
 	if (r == 0)
 		r = vr_file_load(fd, KEYFILE_MAX, &buf, &len);
-	if (fd >= 0)
-		close(fd);
+	vr_clear_fd(&fd);
 	if (r == 0) {
 		g_autofree char *h = digest(buf, len);
 		r = g_hash_table_contains(K.known, h) ? 0 : -EACCES;
