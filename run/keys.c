@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "audit/state-dir.h"
+#include "common/cleanup.h"
 #include "common/fd-util.h"
 #include "common/log.h"
 #include "net/ca.h"
@@ -215,12 +216,11 @@ static gboolean add_key_files(VrRunKeys *rk, VrNetKeys *keys, const VrRunPlan *p
 
 static int read_secret(int dir, guint8 *secret)
 {
-	int fd = openat(dir, SECRET_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	vr_cleanup_fd int fd = openat(dir, SECRET_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	struct stat st;
 	ssize_t n = fstat(fd, &st) < 0 ? -errno : vr_read_all(fd, secret, VR_NET_KEY_SECRET_SIZE);
-	close(fd);
 	if (n < 0)
 		return (int)n;
 	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) || n != VR_NET_KEY_SECRET_SIZE)
@@ -235,13 +235,13 @@ static int write_secret(int dir, guint8 *secret)
 	if (getrandom(secret, VR_NET_KEY_SECRET_SIZE, 0) != VR_NET_KEY_SECRET_SIZE)
 		return -EIO;
 	g_autofree char *tmp = g_strdup_printf(SECRET_FILE ".%d", (int)getpid());
-	int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	vr_cleanup_fd int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
 	int r = vr_write_all(fd, secret, VR_NET_KEY_SECRET_SIZE);
 	if (r >= 0 && fsync(fd) < 0)
 		r = -errno;
-	close(fd);
+	vr_clear_fd(&fd);
 	/* Two first runs at once: the first link wins, the other reads it. */
 	if (r >= 0 && linkat(dir, tmp, dir, SECRET_FILE, 0) < 0)
 		r = errno == EEXIST ? read_secret(dir, secret) : -errno;
@@ -251,7 +251,7 @@ static int write_secret(int dir, guint8 *secret)
 
 static gboolean load_secret(guint8 *secret, GError **error)
 {
-	int pathfd;
+	vr_cleanup_fd int pathfd = -1;
 	int r = vr_state_open_base_dir(true, &pathfd);
 	if (r < 0) {
 		g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE,
@@ -259,13 +259,12 @@ static gboolean load_secret(guint8 *secret, GError **error)
 		return FALSE;
 	}
 	/* An O_PATH descriptor cannot be a dirfd for creating: reopen it. */
-	int dir = openat(pathfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	close(pathfd);
+	vr_cleanup_fd int dir = openat(pathfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	vr_clear_fd(&pathfd);
 	r = dir < 0 ? -errno : read_secret(dir, secret);
 	if (r == -ENOENT)
 		r = write_secret(dir, secret);
-	if (dir >= 0)
-		close(dir);
+	vr_clear_fd(&dir);
 	if (r < 0) {
 		g_autofree char *base = NULL;
 		vr_state_base_dir(&base);
@@ -308,7 +307,7 @@ static void env_overwrite(char **env, const char *name, const char *sentinel)
 
 static int values_memfd(const VrNetKeys *keys)
 {
-	int fd = memfd_create("vault-run-keys", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	vr_cleanup_fd int fd = memfd_create("vault-run-keys", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return -errno;
 	int r = vr_net_keys_write_values(keys, fd);
@@ -316,11 +315,7 @@ static int values_memfd(const VrNetKeys *keys)
 		r = -errno;
 	if (r >= 0 && lseek(fd, 0, SEEK_SET) < 0)
 		r = -errno;
-	if (r < 0) {
-		close(fd);
-		return r;
-	}
-	return fd;
+	return r < 0 ? r : vr_steal_fd(&fd);
 }
 
 static void env_set(GPtrArray *env, const char *name, const char *value)
