@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static int log_level = VR_LOG_NOTICE;
@@ -36,16 +37,34 @@ static void log_line(const char *prefix, const char *fmt, va_list ap, const char
 	(void)r;
 }
 
+static const char *const prefix[] = {"", "warning: ", "", "", "debug: "};
+
 void vr_log(int level, const char *fmt, ...)
 {
 	if (level > log_level)
 		return;
-	static const char *const prefix[] = {"", "warning: ", "", "", "debug: "};
 	int saved = errno;
 	va_list ap;
 	va_start(ap, fmt);
 	log_line(prefix[level], fmt, ap, NULL);
 	va_end(ap);
+	errno = saved;
+}
+
+void vr_log_text(int level, const char *text)
+{
+	if (level > log_level)
+		return;
+	int saved = errno;
+	struct iovec iov[] = {
+		{(void *)"vault-run: ", 11},
+		{(void *)prefix[level], strlen(prefix[level])},
+		{(void *)text, strlen(text)},
+		{(void *)"\n", 1},
+	};
+	/* One write, as log_line's, at any length. */
+	ssize_t r = writev(STDERR_FILENO, iov, sizeof iov / sizeof *iov);
+	(void)r;
 	errno = saved;
 }
 

@@ -10,6 +10,10 @@ enum { VR_LOG_ERROR, VR_LOG_WARNING, VR_LOG_NOTICE, VR_LOG_INFO, VR_LOG_DEBUG };
 void vr_log_set_level(int level);
 int vr_log_get_level(void);
 void vr_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* TEXT as it is (no format, no length limit: vr_log's lines stop at
+ * 2 KiB), prefixed as vr_log's: the run's summary line, whose names
+ * may be long. */
+void vr_log_text(int level, const char *text);
 /* Logs at error level and returns -errnum (errnum > 0), for `return vr_log_errno(...)`. */
 int vr_log_errno(int errnum, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* For the sandbox child after clone: one line, then _exit(status). */

@@ -289,7 +289,7 @@ void vr_run_audit_print_summary(const VrRunAudit *a)
 	vr_audit_summary_counts(sum, &c);
 
 	g_autoptr(GString) line = g_string_new(NULL);
-	g_string_printf(line, "vault-run: %u file%s read, %u written", c.files_read, c.files_read == 1 ? "" : "s",
+	g_string_printf(line, "%u file%s read, %u written", c.files_read, c.files_read == 1 ? "" : "s",
 	                c.files_written);
 	if (c.files_created)
 		g_string_append_printf(line, ", %u created", c.files_created);
@@ -334,7 +334,7 @@ void vr_run_audit_print_summary(const VrRunAudit *a)
 	g_string_append_printf(line, "; audit: %s", where);
 	if (c.sealed && c.final_hash)
 		g_string_append_printf(line, " hash %s", c.final_hash);
-	fprintf(stderr, "%s\n", line->str);
+	vr_log_text(VR_LOG_NOTICE, line->str);
 	g_hash_table_unref(denied);
 	vr_audit_summary_free(sum);
 }
