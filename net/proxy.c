@@ -483,7 +483,9 @@ static int listen_in_netns(int netns_fd, const GArray *specs, int *fds)
 	vr_cleanup_pair int sp[2] = {-1, -1};
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		return -errno;
-	pid_t pid = fork();
+	/* A helper like the others (common/proc.c), though it lives only
+	 * until its one message: it dies with the proxy that waits for it. */
+	pid_t pid = vr_fork_helper(SIGKILL, 1);
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
