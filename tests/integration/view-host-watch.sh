@@ -61,11 +61,8 @@ for mode in watch nowatch cap; do
 	sleep 1.5 # past the 1 s fallback timeouts
 	ls -l "$M/d" >/dev/null
 	stat "$M"/d/f* >/dev/null
-	for _ in 1 2 3; do readlink "$M/d/ln" >/dev/null; done
 	vr_unmount
 	n=$(lookups "$T/$mode.jsonl")
-	vr_check "$mode: the symlink's target was asked once ($(readlinks "$T/$mode.jsonl") readlinks)" \
-		test "$(readlinks "$T/$mode.jsonl")" = 1
 	echo "$mode: $n lookups for two listings of 102 names"
 	if [ "$mode" = watch ]; then
 		vr_check "watch: the second listing is served from the kernel's cache ($n lookups)" \
@@ -76,6 +73,21 @@ for mode in watch nowatch cap; do
 	fi
 	[ "$mode" = cap ] && vr_check "cap: the directories past the limit were counted" \
 		grep -q '"op":"unmount".*"watch_limit":[1-9]' "$T/$mode.jsonl"
+
+	# The symlink on a mount of its own, its three reads in a row. After
+	# the listings above and their 1.5 s pause the kernel sometimes asks
+	# again (1 run in ~10 under ctest -j3: 2 READLINK and 2 READDIRPLUS,
+	# no invalidation sent by the daemon, no memory pressure): the kernel
+	# dropped the inode and the directory's cached listing, cause not
+	# found. What is checked here is that the link
+	# is cached, not how long the kernel keeps it.
+	make_project
+	VR_VIEW_WATCH_MAX=$cap VR_VIEW_NO_WATCH=$noWatch vr_mount "$P" "$M" --audit "$T/$mode-ln.jsonl" ||
+		vr_skip "cannot mount a FUSE view here"
+	for _ in 1 2 3; do readlink "$M/d/ln" >/dev/null; done
+	vr_unmount
+	vr_check "$mode: the symlink's target was asked once ($(readlinks "$T/$mode-ln.jsonl") readlinks)" \
+		test "$(readlinks "$T/$mode-ln.jsonl")" = 1
 
 	if [ "$mode" = watch ]; then
 		make_project
