@@ -7,6 +7,11 @@
 
 pid_t vr_fork_helper(int deathsig, int fail_status)
 {
+	return vr_fork_helper_flags(deathsig, fail_status, 0);
+}
+
+pid_t vr_fork_helper_flags(int deathsig, int fail_status, unsigned flags)
+{
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid != 0)
@@ -14,8 +19,10 @@ pid_t vr_fork_helper(int deathsig, int fail_status)
 	prctl(PR_SET_PDEATHSIG, deathsig);
 	if (getppid() != parent)
 		_exit(fail_status);
-	sigset_t none;
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (!(flags & VR_FORK_KEEP_SIGMASK)) {
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+	}
 	return 0;
 }

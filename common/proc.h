@@ -9,3 +9,15 @@
  * reads; a helper and what it execs must get them). What fork returns:
  * the pid in the parent, 0 in the child, -1 with errno. */
 pid_t vr_fork_helper(int deathsig, int fail_status);
+
+/* FLAGS for vr_fork_helper_flags. */
+enum {
+	/* The child keeps the caller's signal mask: a helper that only does
+	 * work for the caller and _exits (the key-file reader) stays immune
+	 * to the ^C the supervisor blocks during start-up, instead of dying
+	 * of it and turning the interrupt into an error. */
+	VR_FORK_KEEP_SIGMASK = 1u << 0,
+};
+
+/* vr_fork_helper with FLAGS (0 is vr_fork_helper). */
+pid_t vr_fork_helper_flags(int deathsig, int fail_status, unsigned flags);

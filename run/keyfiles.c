@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-glib/json-glib.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 
 #include "common/fd-util.h"
 #include "common/log.h"
+#include "common/proc.h"
 #include "policy/keymask.h"
 #include "run/plan.h"
 
@@ -288,7 +290,9 @@ VrRunKeyFiles *vr_run_keyfiles_load(GPtrArray *specs, VrNetKeys *keys, VrKeyFile
 		g_set_error(error, VR_PLAN_ERROR, VR_PLAN_ERROR_BAD_VALUE, "[keys] file: pipe: %s", g_strerror(errno));
 		return NULL;
 	}
-	pid_t pid = fork();
+	/* The reader keeps the supervisor's blocked mask: a ^C during start-up
+	 * is the supervisor's to handle, not a dead reader's error. */
+	pid_t pid = vr_fork_helper_flags(SIGKILL, 1, VR_FORK_KEEP_SIGMASK);
 	if (pid == 0) {
 		close(p[0]);
 		child_read(decls, p[1]);
