@@ -44,7 +44,11 @@ static char *read_line(const char *path)
 	return g_strstrip(s);
 }
 
-/* A child that tries what the supervisor does first. */
+/* A child that tries what the supervisor does first. A bare fork, not
+ * vr_fork_helper: it is a probe, not a helper. It makes one system call
+ * and _exits while the doctor waits for it, blocks no signal and has none
+ * to hand on, so the death signal and the parent check would guard a
+ * window that does not exist. */
 static gboolean can_unshare_user(void)
 {
 	pid_t pid = fork();
