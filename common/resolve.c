@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -33,10 +34,21 @@ int vr_relpath_ok(const char *rel)
 	}
 }
 
+/* NAME in AT refused as not a directory: -ELOOP when it is a symlink (as
+ * openat2's RESOLVE_NO_SYMLINKS says), -ENOTDIR for anything else, so
+ * both paths of vr_resolve_parent tell the two apart. */
+static int not_dir(int at, const char *name)
+{
+	struct stat st;
+	if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+		return -ELOOP;
+	return -ENOTDIR;
+}
+
 /* One component at a time: each step is openat(O_PATH|O_NOFOLLOW|
  * O_DIRECTORY) on the fd the step before opened, so a symlink anywhere is
  * refused (O_NOFOLLOW on an O_PATH open yields the link itself, which
- * O_DIRECTORY then refuses with ENOTDIR), and a directory swapped for a
+ * O_DIRECTORY then refuses with ENOTDIR, told apart as ELOOP), and a directory swapped for a
  * link after its step is not looked at again: the walk holds the directory
  * itself. No length limit but NAME_MAX per name: this is also what resolves
  * paths deeper than PATH_MAX. DIR is LEN bytes of plain names (no NUL at
@@ -53,10 +65,10 @@ int vr_resolve_walk(int rootfd, const char *dir, size_t len, int *ret_fd)
 			return -ENAMETOOLONG;
 		memcpy(name, p, n);
 		name[n] = '\0';
-		int next = openat(fd >= 0 ? fd : rootfd, name,
-		                  O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
+		int at = fd >= 0 ? fd : rootfd;
+		int next = openat(at, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC);
 		if (next < 0)
-			return -errno;
+			return errno == ENOTDIR ? not_dir(at, name) : -errno;
 		vr_closep(&fd);
 		fd = next;
 		p = slash ? slash + 1 : end;

@@ -18,7 +18,9 @@ int vr_relpath_ok(const char *rel);
  * EAGAIN that persists. Never follows a symlink, never joins strings to
  * reach anything. *ret_fd: O_PATH|O_DIRECTORY|O_CLOEXEC, untouched on
  * failure; *ret_name points into REL (the last component, not looked at).
- * -ELOOP/-ENOTDIR when a component is a symlink or not a directory,
+ * -ELOOP when a component on the way is a symlink, -ENOTDIR when it is
+ * anything else but a directory (a caller may allow a file in the way
+ * and refuse a link: fusefs/keyfile.c's dir_brings),
  * -EINVAL for a bad REL, else -errno: -EMFILE/-ENFILE are the caller's to
  * retry once it has freed fds (the view's evictor, vr_evict_retry). */
 int vr_resolve_parent(int rootfd, const char *rel, int *ret_fd, const char **ret_name);
