@@ -56,6 +56,7 @@
 #include "common/cleanup.h"
 #include "common/fd-util.h"
 #include "common/log.h"
+#include "common/resolve.h"
 #include "fusefs/journal.h"
 #include "fusefs/view-private.h"
 #include "policy/keymask.h"
@@ -596,25 +597,17 @@ static int dir_brings(VrInode *p, const char *name, const char *drel)
 		return 0; /* gone: the rename itself says so */
 	guint i = 0;
 	for (const char *sub; (sub = below_next(drel, &i));) {
-		g_auto(GStrv) parts = g_strsplit(sub, "/", -1);
-		vr_cleanup_fd int at = fcntl(top, F_DUPFD_CLOEXEC, 3);
-		for (char **c = parts; at >= 0 && *c; c++) {
-			struct stat st;
-			if (fstatat(at, *c, &st, AT_SYMLINK_NOFOLLOW) < 0)
-				break; /* nothing there */
-			if (!c[1]) {
-				if (!S_ISREG(st.st_mode) || !is_original(st.st_dev, st.st_ino))
-					return EXDEV;
-				break;
-			}
-			if (S_ISLNK(st.st_mode))
-				return EXDEV;
-			if (!S_ISDIR(st.st_mode))
-				break;
-			int next = openat(at, *c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			close(at);
-			at = next;
-		}
+		vr_cleanup_fd int at = -1;
+		const char *last;
+		int r = vr_resolve_parent(top, sub, &at, &last);
+		if (r == -ELOOP)
+			return EXDEV; /* a symlink on the way */
+		if (r < 0)
+			continue; /* nothing there, or a file in the way: no key path reached */
+		struct stat st;
+		if (fstatat(at, last, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (!S_ISREG(st.st_mode) || !is_original(st.st_dev, st.st_ino)))
+			return EXDEV;
 	}
 	return 0;
 }
