@@ -602,8 +602,10 @@ static int dir_brings(VrInode *p, const char *name, const char *drel)
 		int r = vr_resolve_parent(top, sub, &at, &last);
 		if (r == -ELOOP)
 			return EXDEV; /* a symlink on the way */
-		if (r < 0)
+		if (r == -ENOENT || r == -ENOTDIR)
 			continue; /* nothing there, or a file in the way: no key path reached */
+		if (r < 0)
+			return EXDEV; /* cannot tell (out of fds…): refuse, mv copies instead */
 		struct stat st;
 		if (fstatat(at, last, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    (!S_ISREG(st.st_mode) || !is_original(st.st_dev, st.st_ino)))
