@@ -8,6 +8,9 @@
 
 static int log_level = VR_LOG_NOTICE;
 
+/* Every line starts so, vr_log's and vr_log_text's alike. */
+#define LINE_START "vault-run: "
+
 void vr_log_set_level(int level) { log_level = level; }
 int vr_log_get_level(void) { return log_level; }
 
@@ -15,7 +18,7 @@ __attribute__((format(printf, 2, 0)))
 static void log_line(const char *prefix, const char *fmt, va_list ap, const char *suffix)
 {
 	char buf[2048];
-	int n = snprintf(buf, sizeof buf, "vault-run: %s", prefix);
+	int n = snprintf(buf, sizeof buf, LINE_START "%s", prefix);
 	if (n < 0 || (size_t)n >= sizeof buf)
 		return;
 	int m = vsnprintf(buf + n, sizeof buf - n, fmt, ap);
@@ -57,7 +60,7 @@ void vr_log_text(int level, const char *text)
 		return;
 	int saved = errno;
 	struct iovec iov[] = {
-		{(void *)"vault-run: ", 11},
+		{(void *)LINE_START, sizeof LINE_START - 1},
 		{(void *)prefix[level], strlen(prefix[level])},
 		{(void *)text, strlen(text)},
 		{(void *)"\n", 1},
