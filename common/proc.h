@@ -21,3 +21,8 @@ enum {
 
 /* vr_fork_helper with FLAGS (0 is vr_fork_helper). */
 pid_t vr_fork_helper_flags(int deathsig, int fail_status, unsigned flags);
+
+/* Empties every capability set of this thread (permitted, effective,
+ * inheritable; capset, which may always drop): what it holds after this it
+ * can only regain by an exec as root. 0 or -errno. */
+int vr_drop_all_caps(void);

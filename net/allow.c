@@ -24,6 +24,7 @@ struct VrNetAllow {
 	GPtrArray *patterns; /* of Pattern */
 	GArray *bridges;     /* of VrNetBridge, one per port */
 	gboolean allow_private;
+	GPtrArray *specs; /* what vr_net_allow_add was given: the list again, in the proxy's process */
 };
 
 /* The default ports of the local model servers agents talk to: a bare
@@ -54,6 +55,7 @@ VrNetAllow *vr_net_allow_new(void)
 	allow->patterns = g_ptr_array_new_with_free_func(pattern_free);
 	allow->bridges = g_array_new(FALSE, TRUE, sizeof(VrNetBridge));
 	g_array_set_clear_func(allow->bridges, bridge_clear);
+	allow->specs = g_ptr_array_new_with_free_func(g_free);
 	return allow;
 }
 
@@ -63,6 +65,7 @@ void vr_net_allow_free(VrNetAllow *allow)
 		return;
 	g_ptr_array_unref(allow->patterns);
 	g_array_unref(allow->bridges);
+	g_ptr_array_unref(allow->specs);
 	g_free(allow);
 }
 
@@ -315,7 +318,7 @@ static gboolean add_item(VrNetAllow *allow, const char *item, GError **error)
 	return add_patterns(allow, g_str_has_prefix(item, "allow=") ? item + strlen("allow=") : item, error);
 }
 
-gboolean vr_net_allow_add(VrNetAllow *allow, const char *spec, GError **error)
+static gboolean add_spec(VrNetAllow *allow, const char *spec, GError **error)
 {
 	if (!strchr(spec, ';'))
 		return add_item(allow, spec, error);
@@ -327,6 +330,16 @@ gboolean vr_net_allow_add(VrNetAllow *allow, const char *spec, GError **error)
 	}
 	return TRUE;
 }
+
+gboolean vr_net_allow_add(VrNetAllow *allow, const char *spec, GError **error)
+{
+	if (!add_spec(allow, spec, error))
+		return FALSE;
+	g_ptr_array_add(allow->specs, g_strdup(spec));
+	return TRUE;
+}
+
+const GPtrArray *vr_net_allow_specs(const VrNetAllow *allow) { return allow->specs; }
 
 const char *vr_net_allow_match(const VrNetAllow *allow, const char *host, guint16 port)
 {

@@ -37,6 +37,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(VrNetAllow, vr_net_allow_free)
  * ("allow=api.x.com;allow-localhost=11434"). Errors name the offending
  * pattern or port and what was wrong with it. */
 gboolean vr_net_allow_add(VrNetAllow *allow, const char *spec, GError **error);
+/* Every spec vr_net_allow_add took, in order (char *): with the private
+ * flag, what makes the same list again in the proxy's own executable. */
+const GPtrArray *vr_net_allow_specs(const VrNetAllow *allow);
 gboolean vr_net_allow_get_private(const VrNetAllow *allow);
 void vr_net_allow_set_private(VrNetAllow *allow, gboolean allow_private);
 /* Number of patterns (0: everything is denied). */

@@ -15,8 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,36 +24,13 @@
 #include "common/fd-util.h"
 #include "common/log.h"
 #include "common/proc.h"
+#include "net/ca.h"
+#include "net/listen.h"
+#include "net/proxy-launch.h"
 
 /* A handshake that takes longer than this is dropped: it holds a worker. */
 #define HANDSHAKE_TIMEOUT_S 30
 #define MAX_HANDSHAKES 64
-
-void vr_proxy_options_init(VrProxyOptions *opts)
-{
-	*opts = (VrProxyOptions){
-		.listen_host = "127.0.0.1",
-		.http_port = VR_PROXY_DEFAULT_HTTP_PORT,
-		.socks_port = VR_PROXY_DEFAULT_SOCKS_PORT,
-		.event_fd = -1,
-		.audit_fd = -1,
-		.ready_fd = -1,
-		.keys_fd = -1,
-	};
-}
-
-void vr_proxy_env(const VrProxyOptions *opts, GPtrArray *env)
-{
-	static const char *const http_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"};
-	const char *host = opts->listen_host ? opts->listen_host : "127.0.0.1";
-	for (size_t i = 0; i < G_N_ELEMENTS(http_vars); i++)
-		g_ptr_array_add(env, g_strdup_printf("%s=http://%s:%u", http_vars[i], host, opts->http_port));
-	/* socks5h: the client sends the name, so the proxy resolves it (outside). */
-	g_ptr_array_add(env, g_strdup_printf("ALL_PROXY=socks5h://%s:%u", host, opts->socks_port));
-	g_ptr_array_add(env, g_strdup_printf("all_proxy=socks5h://%s:%u", host, opts->socks_port));
-	g_ptr_array_add(env, g_strdup("NO_PROXY=localhost,127.0.0.1,::1"));
-	g_ptr_array_add(env, g_strdup("no_proxy=localhost,127.0.0.1,::1"));
-}
 
 /* ---- audit ------------------------------------------------------------ */
 
@@ -243,44 +218,11 @@ GSocketConnection *proxy_open(ProxyConn *c, ProxyStatus *ret_status)
  * dispatch accept_ready() on a task that has no data yet: the "segfault at
  * 8 in libgio" under 200 concurrent tunnels (issue 17). Here every
  * start/stop of the service runs in the main thread. */
-/* What a listening socket serves. The struct is also the socket's source
- * object in the GSocketListener (hence the GObject in front). */
-typedef enum { LISTEN_HTTP, LISTEN_SOCKS, LISTEN_BRIDGE } ListenKind;
-
-typedef struct {
-	ListenKind kind;
-	const VrNetBridge *bridge; /* LISTEN_BRIDGE */
-	const char *host;          /* an IP literal */
-	guint16 port;
-	gboolean optional; /* a bridge's ::1: IPv6 may be off in the netns */
-} ListenSpec;
-
 typedef struct {
 	VrProxy *proxy;
 	GSocketConnection *conn;
-	const ListenSpec *spec;
+	const VrListenSpec *spec;
 } Handshake;
-
-/* The sockets to listen on: HTTP and SOCKS on listen_host, then each
- * bridge's port on 127.0.0.1 and ::1 (a client of "localhost" may try
- * either). */
-static GArray *listen_specs(const VrProxyOptions *opts)
-{
-	GArray *specs = g_array_new(FALSE, TRUE, sizeof(ListenSpec));
-	const char *host = opts->listen_host ? opts->listen_host : "127.0.0.1";
-	ListenSpec http = {LISTEN_HTTP, NULL, host, opts->http_port, FALSE};
-	ListenSpec socks = {LISTEN_SOCKS, NULL, host, opts->socks_port, FALSE};
-	g_array_append_val(specs, http);
-	g_array_append_val(specs, socks);
-	for (guint i = 0; i < vr_net_allow_bridge_count(opts->allow); i++) {
-		const VrNetBridge *b = vr_net_allow_bridge(opts->allow, i);
-		ListenSpec v4 = {LISTEN_BRIDGE, b, "127.0.0.1", b->port, FALSE};
-		ListenSpec v6 = {LISTEN_BRIDGE, b, "::1", b->port, TRUE};
-		g_array_append_val(specs, v4);
-		g_array_append_val(specs, v6);
-	}
-	return specs;
-}
 
 static gboolean handshake_done(gpointer data)
 {
@@ -296,9 +238,9 @@ static void handshake_run(gpointer data, gpointer user_data)
 	(void)user_data;
 	g_socket_set_timeout(g_socket_connection_get_socket(h->conn), HANDSHAKE_TIMEOUT_S);
 	switch (h->spec->kind) {
-	case LISTEN_HTTP: proxy_http_handle(h->proxy, h->conn); break;
-	case LISTEN_SOCKS: proxy_socks_handle(h->proxy, h->conn); break;
-	case LISTEN_BRIDGE: proxy_bridge_handle(h->proxy, h->conn, h->spec->bridge); break;
+	case VR_LISTEN_HTTP: proxy_http_handle(h->proxy, h->conn); break;
+	case VR_LISTEN_SOCKS: proxy_socks_handle(h->proxy, h->conn); break;
+	case VR_LISTEN_BRIDGE: proxy_bridge_handle(h->proxy, h->conn, h->spec->bridge); break;
 	}
 	VrProxy *proxy = h->proxy;
 	g_object_unref(h->conn);
@@ -309,7 +251,7 @@ static void handshake_run(gpointer data, gpointer user_data)
 static gboolean on_incoming(GSocketService *service, GSocketConnection *conn, GObject *source, gpointer data)
 {
 	VrProxy *proxy = data;
-	const ListenSpec *spec = source ? g_object_get_data(source, "vr-listen-spec") : NULL;
+	const VrListenSpec *spec = source ? g_object_get_data(source, "vr-listen-spec") : NULL;
 	if (!spec)
 		return TRUE; /* cannot happen: every socket was added with its marker */
 	Handshake *h = g_new0(Handshake, 1);
@@ -368,7 +310,7 @@ static int serve(const VrProxyOptions *opts, const GArray *specs, const int *fds
 			continue;
 		/* The marker tells on_incoming which listener a client came to. */
 		GObject *marker = g_object_new(G_TYPE_OBJECT, NULL);
-		g_object_set_data(marker, "vr-listen-spec", &g_array_index(specs, ListenSpec, i));
+		g_object_set_data(marker, "vr-listen-spec", &g_array_index(specs, VrListenSpec, i));
 		g_ptr_array_add(proxy->listeners, marker);
 		g_autoptr(GSocket) s = g_socket_new_from_fd(fds[i], &error);
 		if (!s || !g_socket_listener_add_socket(G_SOCKET_LISTENER(proxy->service), s, marker, &error)) {
@@ -390,167 +332,6 @@ static int serve(const VrProxyOptions *opts, const GArray *specs, const int *fds
 	/* Handshake threads may still be running; exit without tearing down
 	 * what they use. The process ends right after this. */
 	return r;
-}
-
-/* ---- listeners ---------------------------------------------------------- */
-
-static int listen_on(const char *host, guint16 port, int *ret_fd)
-{
-	union {
-		struct sockaddr sa;
-		struct sockaddr_in in4;
-		struct sockaddr_in6 in6;
-	} a = {0};
-	socklen_t len;
-	if (inet_pton(AF_INET, host, &a.in4.sin_addr) == 1) {
-		a.in4.sin_family = AF_INET;
-		a.in4.sin_port = htons(port);
-		len = sizeof a.in4;
-	} else if (inet_pton(AF_INET6, host, &a.in6.sin6_addr) == 1) {
-		a.in6.sin6_family = AF_INET6;
-		a.in6.sin6_port = htons(port);
-		len = sizeof a.in6;
-	} else {
-		return -EINVAL;
-	}
-	vr_cleanup_fd int fd = socket(a.sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	int one = 1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-	if (a.sa.sa_family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-	if (bind(fd, &a.sa, len) < 0 || listen(fd, 512) < 0)
-		return -errno;
-	*ret_fd = vr_steal_fd(&fd);
-	return 0;
-}
-
-static void close_fds(int *fds, guint n)
-{
-	for (guint i = 0; i < n; i++)
-		if (fds[i] >= 0)
-			close(fds[i]);
-}
-
-/* One socket per spec, in this netns; an optional one that cannot be made
- * is -1. */
-static int listen_all(const GArray *specs, int *fds)
-{
-	for (guint i = 0; i < specs->len; i++)
-		fds[i] = -1;
-	for (guint i = 0; i < specs->len; i++) {
-		const ListenSpec *sp = &g_array_index(specs, ListenSpec, i);
-		int r = listen_on(sp->host, sp->port, &fds[i]);
-		if (r < 0 && !sp->optional) {
-			close_fds(fds, i);
-			return r;
-		}
-	}
-	return 0;
-}
-
-/* A fresh network namespace has `lo` down, and 127.0.0.1 cannot be bound
- * until it is up. Best effort: bind reports the real problem. */
-static void loopback_up(void)
-{
-	vr_cleanup_fd int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (s < 0)
-		return;
-	struct ifreq ifr = {0};
-	strcpy(ifr.ifr_name, "lo");
-	if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP)) {
-		ifr.ifr_flags |= IFF_UP;
-		ioctl(s, SIOCSIFFLAGS, &ifr);
-	}
-}
-
-/* Bounds the message that carries the sockets out of the netns. */
-#define MAX_LISTENERS (2 + 2 * VR_NET_MAX_BRIDGES)
-
-typedef struct {
-	int r;
-	guint8 present[MAX_LISTENERS]; /* which specs have a socket in the message */
-} ListenReport;
-
-/* The listeners are made by a short-lived child that enters the target
- * netns, so this process never has to setns back (which needs privileges
- * over the host netns that an unprivileged supervisor lacks). */
-static int listen_in_netns(int netns_fd, const GArray *specs, int *fds)
-{
-	if (specs->len > MAX_LISTENERS)
-		return -E2BIG;
-	vr_cleanup_pair int sp[2] = {-1, -1};
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-		return -errno;
-	/* A helper like the others (common/proc.c), though it lives only
-	 * until its one message: it dies with the proxy that waits for it. */
-	pid_t pid = vr_fork_helper(SIGKILL, 1);
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		ListenReport rep = {0};
-		int lfds[MAX_LISTENERS], sent[MAX_LISTENERS], n = 0;
-		close(sp[0]);
-		if (setns(netns_fd, CLONE_NEWNET) < 0)
-			rep.r = -errno;
-		if (rep.r == 0) {
-			loopback_up();
-			rep.r = listen_all(specs, lfds);
-		}
-		for (guint i = 0; rep.r == 0 && i < specs->len; i++)
-			if (lfds[i] >= 0) {
-				rep.present[i] = 1;
-				sent[n++] = lfds[i];
-			}
-		char cbuf[CMSG_SPACE(sizeof sent)] = {0};
-		struct iovec iov = {.iov_base = &rep, .iov_len = sizeof rep};
-		struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-		if (n) {
-			msg.msg_control = cbuf;
-			msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n);
-			struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-			cm->cmsg_level = SOL_SOCKET;
-			cm->cmsg_type = SCM_RIGHTS;
-			cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
-			memcpy(CMSG_DATA(cm), sent, sizeof(int) * (size_t)n);
-		}
-		_exit(sendmsg(sp[1], &msg, MSG_NOSIGNAL) < 0 ? 1 : 0);
-	}
-	vr_clear_fd(&sp[1]);
-	ListenReport rep = {.r = -EIO};
-	char cbuf[CMSG_SPACE(sizeof(int) * MAX_LISTENERS)] = {0};
-	struct iovec iov = {.iov_base = &rep, .iov_len = sizeof rep};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
-	ssize_t got;
-	while ((got = recvmsg(sp[0], &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-		;
-	vr_clear_fd(&sp[0]);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	if (got != (ssize_t)sizeof rep)
-		return -EIO;
-	if (rep.r < 0)
-		return rep.r;
-	guint n = 0;
-	for (guint i = 0; i < specs->len; i++)
-		n += rep.present[i] != 0;
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS || cm->cmsg_len != CMSG_LEN(sizeof(int) * n))
-		return -EIO;
-	const int *in = (const int *)CMSG_DATA(cm);
-	for (guint i = 0, k = 0; i < specs->len; i++)
-		fds[i] = rep.present[i] ? in[k++] : -1;
-	return 0;
-}
-
-static int make_listeners(const VrProxyOptions *opts, int netns_fd, const GArray *specs, int *fds)
-{
-	/* A bridge listens on the very 127.0.0.1:PORT it connects to: only in
-	 * another netns is that not a loop onto itself. */
-	if (netns_fd < 0 && vr_net_allow_bridge_count(opts->allow) > 0)
-		return -EXDEV;
-	return netns_fd >= 0 ? listen_in_netns(netns_fd, specs, fds) : listen_all(specs, fds);
 }
 
 static void report_ready(const VrProxyOptions *opts, const int fds[2])
@@ -581,138 +362,68 @@ static void report_ready(const VrProxyOptions *opts, const int fds[2])
 	(void)vr_write_all(opts->ready_fd, line->str, line->len);
 }
 
-static void log_listen_error(const VrProxyOptions *opts, int r)
+/* The specs of the sockets vault-run made (net/listen.h) from the same
+ * options: one each, in order. NULL (said) when the count differs. */
+static GArray *listener_specs(const VrProxyOptions *opts, guint n_fds)
 {
-	if (r == -EXDEV)
-		vr_error("proxy: allow-localhost needs the listeners in another network namespace (--netns)");
-	else
-		vr_log_errno(-r, "proxy: cannot listen on %s ports %u/%u%s",
-		             opts->listen_host ? opts->listen_host : "127.0.0.1", opts->http_port, opts->socks_port,
-		             vr_net_allow_bridge_count(opts->allow) ? " and the allow-localhost ports" : "");
+	GArray *specs = vr_proxy_listen_specs(opts);
+	if (specs->len == n_fds)
+		return specs;
+	vr_error("proxy: given %u listening sockets for %u", n_fds, specs->len);
+	g_array_unref(specs);
+	return NULL;
 }
 
-int vr_proxy_run(const VrProxyOptions *opts, int netns_fd)
+int vr_proxy_foreground_main(const VrProxyOptions *opts, const int *fds, guint n_fds)
 {
-	GArray *specs = listen_specs(opts);
-	int fds[MAX_LISTENERS];
-	int r = specs->len > MAX_LISTENERS ? -E2BIG : make_listeners(opts, netns_fd, specs, fds);
-	if (r < 0) {
-		log_listen_error(opts, r);
-		g_array_unref(specs);
-		return r;
-	}
+	GArray *specs = listener_specs(opts, n_fds);
+	if (!specs)
+		return -EINVAL;
 	report_ready(opts, fds);
 	/* Not freed: handshake threads still running at exit read their
 	 * listener's spec (serve() keeps it in the_proxy). */
 	return serve(opts, specs, fds, NULL);
 }
 
-/* ---- the supervisor's entry point ------------------------------------- */
+/* ---- the supervisor's child (vr_proxy_spawn_tls) ----------------------- */
 
-int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid)
-{
-	return vr_proxy_spawn_tls(opts, netns_fd, ret_pid, NULL);
-}
-
-/* The real values of keys are in this process from now on: no core file,
- * no ptrace or /proc/PID/mem for a process of the same uid. */
-static void protect_memory(void)
-{
-	struct rlimit none = {0, 0};
-	setrlimit(RLIMIT_CORE, &none);
-	prctl(PR_SET_DUMPABLE, 0);
-}
-
-/* The child's TLS set-up, before it confines itself (the trust store is
- * read now). The CA's certificate goes back to the supervisor. */
-static int start_tls(const VrProxyOptions *opts, VrProxyTls **ret_tls, char **ret_pem)
+/* The TLS set-up, before the proxy confines itself (the trust store is
+ * read now). The CA's certificate and its subject hash go back to the
+ * supervisor. */
+static int start_tls(const VrProxyOptions *opts, VrProxyTls **ret_tls, char **ret_pem, guint32 *ret_hash)
 {
 	*ret_tls = NULL;
 	if (!opts->keys && !(opts->read_hosts && opts->read_hosts->len))
 		return 0;
 	g_autoptr(GError) error = NULL;
 	*ret_tls = proxy_tls_new(opts, ret_pem, &error);
-	if (!*ret_tls) {
+	if (!*ret_tls || !vr_net_ca_subject_hash(opts->run_id ? opts->run_id : "proxy", ret_hash, &error)) {
 		vr_error("cannot start TLS termination: %s", error->message);
 		return -EPROTO;
 	}
 	return 0;
 }
 
-int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid, char **ret_ca_pem)
+int vr_proxy_child_main(const VrProxyOptions *opts, const int *fds, guint n_fds, int report_fd)
 {
-	vr_cleanup_pair int pipefd[2] = {-1, -1};
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return -errno;
-	pid_t pid = vr_fork_helper(SIGKILL, 1);
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		/* The child: everything glib happens from here on, never in the
-		 * (single-threaded) supervisor. */
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGPIPE, SIG_IGN);
-		/* Terminal signals go to the whole foreground group; the
-		 * supervisor decides when the proxy ends (SIGTERM). */
-		signal(SIGINT, SIG_IGN);
-		signal(SIGHUP, SIG_IGN);
-		protect_memory();
-		/* The child must not keep the supervisor's other descriptors
-		 * (the FUSE device, pipes whose EOF someone waits for…). */
-		int keep[] = {pipefd[1], netns_fd, opts->event_fd, opts->audit_fd, opts->keys_fd};
-		(void)vr_close_all_except(3, keep, G_N_ELEMENTS(keep));
-
-		VrProxyTls *tls = NULL;
-		g_autofree char *pem = NULL;
-		int r = start_tls(opts, &tls, &pem);
-		GArray *specs = listen_specs(opts);
-		int fds[MAX_LISTENERS];
-		if (r == 0)
-			r = specs->len > MAX_LISTENERS ? -E2BIG : make_listeners(opts, netns_fd, specs, fds);
-		if (netns_fd >= 0)
-			close(netns_fd);
-		(void)vr_write_all(pipefd[1], &r, sizeof r);
-		if (r == 0 && tls) {
-			guint32 len = (guint32)strlen(pem);
-			(void)vr_write_all(pipefd[1], &len, sizeof len);
-			(void)vr_write_all(pipefd[1], pem, len);
-		}
-		close(pipefd[1]);
-		if (r < 0)
-			_exit(1);
-		VrProxyOptions o = *opts;
-		o.ready_fd = -1;
-		o.keys_fd = -1;
-		_exit(serve(&o, specs, fds, tls) < 0 ? 1 : 0);
+	VrProxyTls *tls = NULL;
+	g_autofree char *pem = NULL;
+	guint32 hash = 0;
+	GArray *specs = listener_specs(opts, n_fds);
+	int r = specs ? start_tls(opts, &tls, &pem, &hash) : -EINVAL;
+	/* The report net/proxy-launch.c's read_report reads. */
+	(void)vr_write_all(report_fd, &r, sizeof r);
+	if (r == 0 && tls) {
+		guint32 len = (guint32)strlen(pem);
+		(void)vr_write_all(report_fd, &len, sizeof len);
+		(void)vr_write_all(report_fd, pem, len);
+		(void)vr_write_all(report_fd, &hash, sizeof hash);
 	}
-	vr_clear_fd(&pipefd[1]);
-	int r = 0;
-	ssize_t n = vr_read_all(pipefd[0], &r, sizeof r);
-	gboolean tls = opts->keys || (opts->read_hosts && opts->read_hosts->len);
-	if (n == (ssize_t)sizeof r && r == 0 && tls) {
-		guint32 len = 0;
-		char *pem = NULL;
-		if (vr_read_all(pipefd[0], &len, sizeof len) != (ssize_t)sizeof len || len > 65536)
-			r = -EPROTO;
-		else {
-			pem = g_malloc0(len + 1);
-			if (vr_read_all(pipefd[0], pem, len) != (ssize_t)len)
-				r = -EPROTO;
-		}
-		if (r == 0 && ret_ca_pem)
-			*ret_ca_pem = pem;
-		else
-			g_free(pem);
-	}
-	vr_clear_fd(&pipefd[0]);
-	if (n != (ssize_t)sizeof r || r < 0) {
-		if (n != (ssize_t)sizeof r)
-			r = n < 0 ? (int)n : -ECHILD;
-		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		return r;
-	}
-	*ret_pid = pid;
-	return 0;
+	close(report_fd);
+	if (r < 0)
+		return 1;
+	VrProxyOptions o = *opts;
+	o.ready_fd = -1;
+	o.keys_fd = -1;
+	return serve(&o, specs, fds, tls) < 0 ? 1 : 0;
 }

@@ -16,7 +16,8 @@
  *   …let the sandbox exec the agent, with vr_proxy_env() in its environment…
  *   kill(proxy, SIGTERM); waitpid(proxy, …);          // at the end of the run
  *
- * vr_proxy_spawn forks. In the child, a short-lived grandchild enters netns_fd,
+ * vr_proxy_spawn forks and execs vault-run-proxy (GnuTLS is loaded there
+ * only). In the child, a short-lived grandchild enters netns_fd,
  * brings `lo` up, creates the listening sockets there (HTTP and SOCKS on
  * 127.0.0.1, each allow-localhost port of opts->allow on 127.0.0.1 and ::1) and
  * passes them back over a socketpair, then exits; so the listeners live in the
@@ -69,16 +70,22 @@ typedef struct {
 /* Defaults: 127.0.0.1, ports 3128/1080, no audit, no ready fd. */
 void vr_proxy_options_init(VrProxyOptions *opts);
 
-/* Start the proxy as a child process (see above). netns_fd < 0: listen in the
- * current netns. The fds in opts stay open in the parent. */
+/* Start the proxy as a child process (see above): a fork that execs
+ * vault-run-proxy (net/proxy-launch.h). netns_fd < 0: listen in the
+ * current netns. The fds in opts stay open in the parent. A proxy
+ * executable that cannot be found: -ENOENT, after saying where it looked. */
 int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid);
 /* The same; with keys or read hosts, the proxy makes the run's CA before it
- * listens and *ret_ca_pem (g_free) is its certificate (PEM). A CA that
- * cannot be made: -EPROTO, after the child said why. */
-int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid, char **ret_ca_pem);
+ * listens: *ret_ca_pem (g_free) is its certificate (PEM), *ret_ca_hash its
+ * OpenSSL subject hash (the name of its <hash>.0 link in a CApath
+ * directory). Either may be NULL. A CA that cannot be made: -EPROTO,
+ * after the child said why. */
+int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid, char **ret_ca_pem,
+                       guint32 *ret_ca_hash);
 
-/* Run the proxy in this process until SIGTERM/SIGINT (`vault-run proxy`).
- * Uses GIO in the calling process. 0 or -errno. */
+/* Run the proxy in this process until SIGTERM/SIGINT (`vault-run proxy`):
+ * execs vault-run-proxy in place, so it returns only on failure, -errno
+ * (said). */
 int vr_proxy_run(const VrProxyOptions *opts, int netns_fd);
 
 /* Appends the sandbox's proxy variables ("KEY=VALUE", g_free-able strings) to

@@ -17,7 +17,6 @@
 #include "common/cleanup.h"
 #include "common/fd-util.h"
 #include "common/log.h"
-#include "net/ca.h"
 #include "net/scrub.h"
 #include "run/profile-keys.h"
 #include "run/root-plan.h"
@@ -471,13 +470,10 @@ static int link_host_entries(int dir)
 	return 0;
 }
 
-gboolean vr_run_keys_certs_prepare(VrRunKeys *rk, const char *run_id, const char *project, GError **error)
+gboolean vr_run_keys_certs_prepare(VrRunKeys *rk, const char *project, GError **error)
 {
 	if (!rk->terminates)
 		return TRUE;
-	guint32 hash = 0;
-	if (!vr_net_ca_subject_hash(run_id, &hash, error))
-		return FALSE;
 	g_autoptr(GError) e = NULL;
 	rk->certs_dir = g_dir_make_tmp("vault-run-certs-XXXXXX", &e);
 	if (!rk->certs_dir) {
@@ -504,9 +500,6 @@ gboolean vr_run_keys_certs_prepare(VrRunKeys *rk, const char *run_id, const char
 	                        "mode=0755,size=16m,nr_inodes=65536") == 0;
 	int dir = open(rk->certs_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int r = dir < 0 ? -errno : link_host_entries(dir);
-	g_autofree char *hash_name = g_strdup_printf("%08x.0", hash);
-	if (r == 0 && symlinkat("vault-run-ca.pem", dir, hash_name) < 0 && errno != EEXIST)
-		r = -errno;
 	if (r == 0) {
 		rk->bundle_fd = openat(dir, "ca-certificates.crt", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		rk->ca_fd = openat(dir, "vault-run-ca.pem", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -523,14 +516,20 @@ gboolean vr_run_keys_certs_prepare(VrRunKeys *rk, const char *run_id, const char
 	return TRUE;
 }
 
-int vr_run_keys_certs_fill(VrRunKeys *rk, const char *ca_pem)
+int vr_run_keys_certs_fill(VrRunKeys *rk, const char *ca_pem, guint32 ca_hash)
 {
 	if (rk->bundle_fd < 0)
 		return 0;
+	/* The CA's CApath name, which the proxy computed as it made the CA. */
+	g_autofree char *hash_name = g_strdup_printf("%08x.0", ca_hash);
+	vr_cleanup_fd int dir = open(rk->certs_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int r = dir < 0 || (symlinkat("vault-run-ca.pem", dir, hash_name) < 0 && errno != EEXIST) ? -errno : 0;
 	g_autofree char *host = NULL;
 	gsize len = 0;
-	g_file_get_contents(HOST_BUNDLE, &host, &len, NULL);
-	int r = host ? vr_write_all(rk->bundle_fd, host, len) : 0;
+	if (r >= 0)
+		g_file_get_contents(HOST_BUNDLE, &host, &len, NULL);
+	if (r >= 0 && host)
+		r = vr_write_all(rk->bundle_fd, host, len);
 	if (r >= 0 && len && host[len - 1] != '\n')
 		r = vr_write_all(rk->bundle_fd, "\n", 1);
 	if (r >= 0)

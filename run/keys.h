@@ -63,14 +63,16 @@ gboolean vr_run_keys_plan(VrRunKeys *rk, VrRunPlan *plan, const VrConfig *config
 gboolean vr_run_keys_take_values(VrRunKeys *rk, char ***envp, GError **error);
 
 /* The sandbox's /etc/ssl/certs: a private directory holding the host's
- * entries (as links), the merged bundle and the run CA with its <hash>.0
- * link, the files empty until certs_fill. In $TMPDIR, which must not be
+ * entries (as links), the merged bundle and the run CA, the files empty
+ * and the CA's <hash>.0 link missing until certs_fill. In $TMPDIR, which must not be
  * inside PROJECT (the sandbox would get it through the view, which hides
  * *.pem); its entries on a tmpfs mounted there in the run's own mount
  * namespace (called after the user namespace is entered), so the host
  * sees an empty directory. */
-gboolean vr_run_keys_certs_prepare(VrRunKeys *rk, const char *run_id, const char *project, GError **error);
-int vr_run_keys_certs_fill(VrRunKeys *rk, const char *ca_pem);
+gboolean vr_run_keys_certs_prepare(VrRunKeys *rk, const char *project, GError **error);
+/* ca_hash: the CA's OpenSSL subject hash (vr_proxy_spawn_tls), for its
+ * <hash>.0 link. */
+int vr_run_keys_certs_fill(VrRunKeys *rk, const char *ca_pem, guint32 ca_hash);
 /* The directory goes once the sandbox bound it (its mount keeps it). */
 void vr_run_keys_certs_remove(VrRunKeys *rk);
 

@@ -478,6 +478,7 @@ static int start_proxy(VrRun *r, pid_t sandbox)
 	vr_cleanup_fd int netns = open(ns, O_RDONLY | O_CLOEXEC);
 	int ret = netns < 0 ? -errno : 0;
 	g_autofree char *ca_pem = NULL;
+	guint32 ca_hash = 0;
 	if (ret == 0) {
 		r->popts.event_fd = r->audit.send_fd;
 		r->popts.keys = r->keys.keys;
@@ -486,7 +487,7 @@ static int start_proxy(VrRun *r, pid_t sandbox)
 		r->popts.run_id = r->audit.run_id;
 		/* The CA lives as long as the run may (a day past --timeout). */
 		r->popts.ca_valid_s = r->plan->timeout > 0 ? (gint64)r->plan->timeout + 24 * 3600 : 0;
-		ret = vr_proxy_spawn_tls(&r->popts, netns, &r->proxy, &ca_pem);
+		ret = vr_proxy_spawn_tls(&r->popts, netns, &r->proxy, &ca_pem, &ca_hash);
 		vr_clear_fd(&netns);
 		vr_clear_fd(&r->keys.values_fd);
 	}
@@ -495,7 +496,7 @@ static int start_proxy(VrRun *r, pid_t sandbox)
 		return vr_log_errno(-ret, "cannot start the network proxy");
 	}
 	/* Before the root is built: the sandbox binds the directory. */
-	if (ca_pem && (ret = vr_run_keys_certs_fill(&r->keys, ca_pem)) < 0)
+	if (ca_pem && (ret = vr_run_keys_certs_fill(&r->keys, ca_pem, ca_hash)) < 0)
 		return vr_log_errno(-ret, "cannot write the run CA into the sandbox's trust store");
 	return vr_startup_phase("proxy");
 }
@@ -508,7 +509,7 @@ static int trust_store(VrRun *r)
 	if (!r->keys.terminates)
 		return 0;
 	g_autoptr(GError) error = NULL;
-	if (!vr_run_keys_certs_prepare(&r->keys, r->audit.run_id, r->project, &error))
+	if (!vr_run_keys_certs_prepare(&r->keys, r->project, &error))
 		return refused(error);
 	for (guint i = 0; i < r->root.ops->len; i++) {
 		const VrSandboxOp *op = &g_array_index(r->root.ops, VrSandboxOp, i);

@@ -1,6 +1,6 @@
 /* Capabilities of the sandboxed command (no glib here): none. The bounding
  * set goes first (dropping it needs CAP_SETPCAP), then the ambient set, then
- * every other set at once with capset. */
+ * every other set at once (vr_drop_all_caps, common/proc.c). */
 #include "sandbox/sandbox.h"
 
 #include <errno.h>
@@ -19,15 +19,6 @@ int vr_sandbox_drop_bounding(void)
 		}
 	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-		return -errno;
-	return 0;
-}
-
-int vr_sandbox_drop_caps(void)
-{
-	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {{0}};
-	if (syscall(SYS_capset, &hdr, data) < 0)
 		return -errno;
 	return 0;
 }

@@ -22,6 +22,7 @@
 #include "common/exitcode.h"
 #include "common/fd-util.h"
 #include "common/log.h"
+#include "common/proc.h"
 
 static const int forwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT};
 
@@ -86,7 +87,7 @@ static _Noreturn void run_child(const VrSandboxSpec *spec)
 		    setresuid(spec->agent_uid, spec->agent_uid, spec->agent_uid) < 0)
 			vr_die_errno(VR_EXIT_ERROR, errno, "cannot switch to uid %u", (unsigned)spec->agent_uid);
 	}
-	if ((r = vr_sandbox_drop_caps()) < 0)
+	if ((r = vr_drop_all_caps()) < 0)
 		vr_die_errno(VR_EXIT_ERROR, -r, "cannot drop capabilities");
 	if ((r = vr_sandbox_limit_nofile()) < 0)
 		vr_die_errno(VR_EXIT_ERROR, -r, "cannot lower RLIMIT_NOFILE");

@@ -71,10 +71,9 @@ void vr_sandbox_build_root(const VrSandboxSpec *spec);
 void vr_sandbox_enter_cwd(const VrSandboxSpec *spec);
 /* sandbox/init.c: the entry point of the cloned child (pid 1). Never returns. */
 _Noreturn void vr_sandbox_main(const VrSandboxSpec *spec);
-/* sandbox/caps.c: drop the bounding set, ambient and every capability set;
- * optionally switch to the agent's ids first. 0 or -errno. */
+/* sandbox/caps.c: drop the bounding set and the ambient set (then
+ * vr_drop_all_caps, common/proc.h, every other set). 0 or -errno. */
 int vr_sandbox_drop_bounding(void);
-int vr_sandbox_drop_caps(void);
 /* Every set empty but CAP_KILL in permitted+effective (for pid 1). */
 int vr_sandbox_keep_only_kill(void);
 /* sandbox/nofile.c: lowers COMMAND's hard RLIMIT_NOFILE to 7/16 of ours

@@ -198,7 +198,10 @@ vr_expect_status 125 "a key bound to a wildcard" "$VRT" --project "$P" --key 'OP
 vr_expect_status 125 "--key with --net host" "$VRT" --project "$P" --net host --key OPENAI_API_KEY@api.origin.test -- true
 vr_expect_status 125 "--key with --net none" "$VRT" --project "$P" --net none --key OPENAI_API_KEY@api.origin.test -- true
 
-# --- the installed binary has none of the test hooks ------------------------------
-vr_check_not "vault-run itself does not know VR_TEST_UPSTREAM_CA" grep -q VR_TEST_UPSTREAM_CA "$VR"
-vr_check "… the test build does (so the check above can fail)" grep -q VR_TEST_UPSTREAM_CA "$VRT"
+# --- the installed proxy has none of the test hooks -------------------------------
+# (they are in net/tls.c, which only vault-run-proxy links)
+vr_check_not "vault-run-proxy itself does not know VR_TEST_UPSTREAM_CA" \
+	grep -q VR_TEST_UPSTREAM_CA "$(dirname "$VR")/vault-run-proxy"
+vr_check "… the test build's does (so the check above can fail)" \
+	grep -q VR_TEST_UPSTREAM_CA "$(dirname "$VRT")/vault-run-proxy"
 vr_done

@@ -1,7 +1,9 @@
 /* vr_proxy_spawn, the supervisor's entry point: the child listens before
  * the call returns, decisions arrive as datagrams on event_fd, the parent
  * stays single-threaded, the child keeps none of the parent's other fds,
- * SIGTERM ends it with status 0, a busy port is reported as -EADDRINUSE. */
+ * SIGTERM ends it with status 0, a busy port is reported as -EADDRINUSE.
+ * The child is vault-run-proxy (net/proxy-launch.h): its options survive
+ * the trip through a GVariant, and a missing executable is -ENOENT. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "net/proxy-launch.h"
 #include "net/proxy.h"
 
 /* A listening socket on 127.0.0.1 with a kernel-chosen port. */
@@ -149,13 +152,102 @@ static void test_env(void **state)
 	assert_true(g_strv_contains((const char *const *)e, "no_proxy=localhost,127.0.0.1,::1"));
 }
 
+/* Every option, and NULL kept apart from empty. */
+static void test_launch_round_trip(void **state)
+{
+	(void)state;
+	g_autoptr(VrNetAllow) allow = vr_net_allow_new();
+	assert_true(vr_net_allow_add(allow, "allow=api.example.com,*.example.org:443", NULL));
+	assert_true(vr_net_allow_add(allow, "allow-localhost=11434/http", NULL));
+	vr_net_allow_set_private(allow, TRUE);
+	g_autoptr(VrNetKeys) keys = vr_net_keys_new();
+	VrNetKey *k = vr_net_key_parse("OPENAI_API_KEY@api.openai.com:as=bearer,x-api-key:methods=POST", NULL);
+	assert_non_null(k);
+	k->sentinel = g_strdup("vr-sentinel-0123456789");
+	vr_net_keys_add(keys, k);
+	g_autoptr(GPtrArray) read_hosts = g_ptr_array_new_with_free_func(g_free);
+	g_ptr_array_add(read_hosts, g_strdup("docs.example.com"));
+	VrProxyOptions o;
+	vr_proxy_options_init(&o);
+	o.allow = allow;
+	o.keys = keys;
+	o.read_hosts = read_hosts;
+	o.http_port = 4128;
+	o.socks_port = 0;
+	o.event_fd = 7;
+	o.keys_fd = 9;
+	o.run_id = "20261202T183233Z-f6bb75";
+	o.ca_valid_s = 3600;
+	g_autoptr(GVariant) v = g_variant_ref_sink(vr_proxy_launch_encode(&o, FALSE, (const int[]){5, -1}, 2, 12));
+	g_auto(VrProxyLaunch) l = {0};
+	assert_true(vr_proxy_launch_decode(v, &l, NULL));
+	assert_false(l.foreground);
+	assert_int_equal(l.n_listen_fds, 2);
+	assert_int_equal(l.listen_fds[0], 5);
+	assert_int_equal(l.listen_fds[1], -1);
+	assert_int_equal(l.report_fd, 12);
+	assert_string_equal(l.opts.listen_host, "127.0.0.1");
+	assert_int_equal(l.opts.http_port, 4128);
+	assert_int_equal(l.opts.socks_port, 0);
+	assert_int_equal(l.opts.event_fd, 7);
+	assert_int_equal(l.opts.audit_fd, -1);
+	assert_int_equal(l.opts.keys_fd, 9);
+	assert_string_equal(l.opts.run_id, o.run_id);
+	assert_int_equal(l.opts.ca_valid_s, 3600);
+	assert_true(vr_net_allow_get_private(l.opts.allow));
+	assert_string_equal(vr_net_allow_match(l.opts.allow, "x.example.org", 443), "*.example.org:443");
+	assert_null(vr_net_allow_match(l.opts.allow, "x.example.org", 80));
+	assert_int_equal(vr_net_allow_bridge_count(l.opts.allow), 1);
+	assert_int_equal(vr_net_keys_count(l.opts.keys), 1);
+	const VrNetKey *got = vr_net_keys_get(l.opts.keys, 0);
+	assert_string_equal(got->name, "OPENAI_API_KEY");
+	assert_string_equal(got->spec, k->spec);
+	assert_string_equal(got->hosts->pdata[0], "api.openai.com");
+	assert_int_equal(got->places, k->places);
+	assert_int_equal(got->methods->len, 1);
+	assert_null(got->paths);
+	assert_string_equal(got->sentinel, "vr-sentinel-0123456789");
+	assert_null(got->value);
+	assert_int_equal(l.opts.read_hosts->len, 1);
+
+	/* No keys, no read hosts: still none after the trip. */
+	o.keys = NULL;
+	o.read_hosts = NULL;
+	o.listen_host = NULL;
+	g_autoptr(GVariant) v2 = g_variant_ref_sink(vr_proxy_launch_encode(&o, TRUE, NULL, 0, -1));
+	g_auto(VrProxyLaunch) l2 = {0};
+	assert_true(vr_proxy_launch_decode(v2, &l2, NULL));
+	assert_true(l2.foreground);
+	assert_null(l2.opts.keys);
+	assert_null(l2.opts.read_hosts);
+	assert_null(l2.opts.listen_host);
+}
+
+static void test_missing_executable(void **state)
+{
+	(void)state;
+	g_autoptr(VrNetAllow) allow = vr_net_allow_new();
+	VrProxyOptions o;
+	vr_proxy_options_init(&o);
+	o.allow = allow;
+	vr_proxy_launch_set_executable("/nonexistent/vault-run-proxy");
+	pid_t pid = -1;
+	assert_int_equal(vr_proxy_spawn(&o, -1, &pid), -ENOENT);
+	assert_int_equal(pid, -1);
+	vr_proxy_launch_set_executable(VR_PROXY_EXE);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
+	/* The build's vault-run-proxy: this test runs from tests/unit/. */
+	vr_proxy_launch_set_executable(VR_PROXY_EXE);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_busy_port),
 		cmocka_unit_test(test_spawn_decide_stop),
 		cmocka_unit_test(test_env),
+		cmocka_unit_test(test_launch_round_trip),
+		cmocka_unit_test(test_missing_executable),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
