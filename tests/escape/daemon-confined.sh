@@ -7,7 +7,10 @@
 # the check tells the two apart. What Landlock allows them is tested on the
 # confinement functions themselves (tests/unit/test_confine.c): there is no
 # request that makes a daemon open a path of the caller's choosing.
-# After the run: no mount and no unmount keeper left.
+# The proxy is vault-run-proxy, exec'd (net/proxy-launch.h), and holds no
+# capability in any thread: the listeners in the sandbox's netns were made
+# before the exec. Control: the supervisor, root of the run's user
+# namespace, holds some. After the run: no mount and no unmount keeper left.
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
 vr_require_sandbox
@@ -47,6 +50,23 @@ for child in $(cat /proc/$VRPID/task/*/children 2>/dev/null); do
 	fi
 done
 vr_check "the view daemon and the proxy were both found ($confined)" test "$confined" -ge 2
+
+vr_check_not "control: the supervisor holds capabilities (CapEff not 0)" \
+	test "$(status_of /proc/$VRPID/status CapEff)" = 0000000000000000
+proxy=
+for child in $(cat /proc/$VRPID/task/*/children 2>/dev/null); do
+	[ "$(cat /proc/$child/comm 2>/dev/null)" = vault-run-proxy ] && proxy=$child
+done
+vr_check "the proxy is the vault-run-proxy executable (pid ${proxy:-none})" test -n "$proxy"
+if [ -n "$proxy" ]; then
+	held=
+	for st in /proc/$proxy/task/*/status; do
+		for k in CapPrm CapEff CapInh CapAmb; do
+			[ "$(status_of "$st" $k)" = 0000000000000000 ] || held="$held $st:$k=$(status_of "$st" $k)"
+		done
+	done
+	vr_check "… and holds no capability in any thread${held:+:$held}" test -z "$held"
+fi
 
 touch "$T/ctl/stop"
 st=0
