@@ -26,3 +26,10 @@ pid_t vr_fork_helper_flags(int deathsig, int fail_status, unsigned flags);
  * inheritable; capset, which may always drop): what it holds after this it
  * can only regain by an exec as root. 0 or -errno. */
 int vr_drop_all_caps(void);
+
+/* vault-run's own helper executables (vault-run-proxy, vault-run-systemd):
+ * NAME next to the running executable (/proc/self/exe's directory: the
+ * build tree, or an install that keeps them together), else in LIBEXECDIR.
+ * 0 with its path in PATH, or -ENOENT with PATH the place next to the
+ * executable that was looked at. */
+int vr_find_helper_executable(const char *name, const char *libexecdir, char *path, size_t len);

@@ -1,6 +1,7 @@
 /* The network allow-list (see net/allow.h for the syntax and the rules). */
 #include "net/allow.h"
 
+#include <arpa/inet.h>
 #include <string.h>
 
 G_DEFINE_QUARK(vr-net-error-quark, vr_net_error)
@@ -16,8 +17,8 @@ typedef struct {
 	char *text; /* as written, for audit events and 403 bodies */
 	PatternKind kind;
 	char *host; /* lower case, no trailing dot */
-	GInetAddress *addr;
-	guint16 port; /* 0: any port */
+	VrIpAddr addr; /* PATTERN_ADDR */
+	guint16 port;  /* 0: any port */
 } Pattern;
 
 struct VrNetAllow {
@@ -40,7 +41,6 @@ static void pattern_free(gpointer p)
 	Pattern *pat = p;
 	g_free(pat->text);
 	g_free(pat->host);
-	g_clear_object(&pat->addr);
 	g_free(pat);
 }
 
@@ -123,8 +123,8 @@ gboolean vr_net_host_is_valid(const char *host)
 {
 	if (!host || !*host)
 		return FALSE;
-	g_autoptr(GInetAddress) addr = g_inet_address_new_from_string(host);
-	if (addr)
+	VrIpAddr addr;
+	if (vr_ip_addr_parse(host, &addr))
 		return TRUE;
 	g_autofree char *h = normalize_host(host);
 	return name_is_valid(h);
@@ -178,9 +178,8 @@ static gboolean add_pattern(VrNetAllow *allow, const char *text, GError **error)
 		return pattern_error(error, text, "no host name");
 
 	Pattern pat = {.port = port};
-	g_autoptr(GInetAddress) addr = g_inet_address_new_from_string(host);
 	g_autofree char *norm = normalize_host(host);
-	if (addr) {
+	if (vr_ip_addr_parse(host, &pat.addr)) {
 		pat.kind = PATTERN_ADDR;
 	} else if (text[0] == '[') {
 		return pattern_error(error, text, "not an IPv6 address inside [...]");
@@ -202,7 +201,6 @@ static gboolean add_pattern(VrNetAllow *allow, const char *text, GError **error)
 	Pattern *p = g_new(Pattern, 1);
 	*p = pat;
 	p->text = g_strdup(text);
-	p->addr = g_steal_pointer(&addr);
 	g_ptr_array_add(allow->patterns, p);
 	return TRUE;
 }
@@ -345,7 +343,8 @@ const char *vr_net_allow_match(const VrNetAllow *allow, const char *host, guint1
 {
 	if (!host || !*host)
 		return NULL;
-	g_autoptr(GInetAddress) addr = g_inet_address_new_from_string(host);
+	VrIpAddr addr;
+	gboolean is_addr = vr_ip_addr_parse(host, &addr);
 	g_autofree char *h = normalize_host(host);
 	size_t hlen = strlen(h);
 	for (guint i = 0; i < allow->patterns->len; i++) {
@@ -358,14 +357,14 @@ const char *vr_net_allow_match(const VrNetAllow *allow, const char *host, guint1
 			hit = TRUE;
 			break;
 		case PATTERN_ADDR:
-			hit = addr && g_inet_address_equal(addr, p->addr);
+			hit = is_addr && vr_ip_addr_equal(&addr, &p->addr);
 			break;
 		case PATTERN_EXACT:
-			hit = !addr && strcmp(h, p->host) == 0;
+			hit = !is_addr && strcmp(h, p->host) == 0;
 			break;
 		case PATTERN_SUFFIX: {
 			size_t slen = strlen(p->host);
-			hit = !addr && hlen > slen + 1 && h[hlen - slen - 1] == '.' &&
+			hit = !is_addr && hlen > slen + 1 && h[hlen - slen - 1] == '.' &&
 			      strcmp(h + hlen - slen, p->host) == 0;
 			break;
 		}
@@ -426,10 +425,22 @@ static const char *classify_v6(const guint8 *a)
 	return NULL;
 }
 
-const char *vr_net_addr_forbidden(GInetAddress *addr)
+const char *vr_net_addr_forbidden(const VrIpAddr *addr)
 {
-	const guint8 *bytes = g_inet_address_to_bytes(addr);
-	if (g_inet_address_get_family(addr) == G_SOCKET_FAMILY_IPV4)
-		return classify_v4(bytes);
-	return classify_v6(bytes);
+	return addr->family == AF_INET ? classify_v4(addr->bytes) : classify_v6(addr->bytes);
+}
+
+gboolean vr_ip_addr_parse(const char *text, VrIpAddr *ret)
+{
+	*ret = (VrIpAddr){0};
+	if (inet_pton(AF_INET, text, ret->bytes) == 1)
+		ret->family = AF_INET;
+	else if (inet_pton(AF_INET6, text, ret->bytes) == 1)
+		ret->family = AF_INET6;
+	return ret->family != 0;
+}
+
+gboolean vr_ip_addr_equal(const VrIpAddr *a, const VrIpAddr *b)
+{
+	return a->family == b->family && memcmp(a->bytes, b->bytes, a->family == AF_INET ? 4 : 16) == 0;
 }

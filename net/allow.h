@@ -19,12 +19,11 @@
  * the classic bypass of name-based rules, so the proxy connects only to the
  * addresses it checked. */
 #pragma once
-#include <gio/gio.h>
 #include <glib.h>
 
 #define VR_NET_ERROR (vr_net_error_quark())
 GQuark vr_net_error_quark(void);
-enum { VR_NET_ERROR_PATTERN };
+enum { VR_NET_ERROR_PATTERN, VR_NET_ERROR_LAUNCH /* vault-run-proxy's options */ };
 
 typedef struct VrNetAllow VrNetAllow;
 
@@ -76,6 +75,18 @@ gboolean vr_net_is_model_server_port(guint16 port);
  * literal (refuses spaces, control bytes, empty labels, overlong names). */
 gboolean vr_net_host_is_valid(const char *host);
 
+/* An IP address as inet_pton reads it (dotted quad, or IPv6 without a
+ * scope): the literals of patterns, compared as addresses. Not GIO's
+ * GInetAddress, which the supervisor does not load (docs/PERFORMANCE.md
+ * "Start-up"). */
+typedef struct {
+	int family; /* AF_INET, AF_INET6; 0 when not an address */
+	guint8 bytes[16];
+} VrIpAddr;
+
+gboolean vr_ip_addr_parse(const char *text, VrIpAddr *ret);
+gboolean vr_ip_addr_equal(const VrIpAddr *a, const VrIpAddr *b);
+
 /* Why an address must not be reached from the sandbox ("loopback",
  * "private", "link-local", …), or NULL for an ordinary public address. */
-const char *vr_net_addr_forbidden(GInetAddress *addr);
+const char *vr_net_addr_forbidden(const VrIpAddr *addr);

@@ -153,7 +153,7 @@ gboolean vr_proxy_launch_decode(GVariant *v, VrProxyLaunch *l, GError **error)
 	*l = (VrProxyLaunch){.report_fd = -1};
 	vr_proxy_options_init(&l->opts);
 	if (!g_variant_is_of_type(v, G_VARIANT_TYPE(LAUNCH_TYPE))) {
-		g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "options of type %s, not " LAUNCH_TYPE,
+		g_set_error(error, VR_NET_ERROR, VR_NET_ERROR_LAUNCH, "options of type %s, not " LAUNCH_TYPE,
 		            g_variant_get_type_string(v));
 		return FALSE;
 	}
@@ -166,7 +166,7 @@ gboolean vr_proxy_launch_decode(GVariant *v, VrProxyLaunch *l, GError **error)
 	gsize n_fds = 0;
 	const gint32 *fd = g_variant_get_fixed_array(fds, &n_fds, sizeof(gint32));
 	if (n_fds > VR_PROXY_MAX_LISTENERS) {
-		g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%zu listening sockets", n_fds);
+		g_set_error(error, VR_NET_ERROR, VR_NET_ERROR_LAUNCH, "%zu listening sockets", n_fds);
 		return FALSE;
 	}
 	for (gsize i = 0; i < n_fds; i++)
@@ -192,13 +192,13 @@ gboolean vr_proxy_launch_read(int fd, VrProxyLaunch *l, GError **error)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0 || st.st_size <= 0 || st.st_size > 16 * 1024 * 1024) {
-		g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "no options on fd %d", fd);
+		g_set_error(error, VR_NET_ERROR, VR_NET_ERROR_LAUNCH, "no options on fd %d", fd);
 		return FALSE;
 	}
 	gsize len = (gsize)st.st_size;
 	g_autofree char *data = g_malloc(len);
 	if (pread(fd, data, len, 0) != (ssize_t)len) {
-		g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "cannot read the options on fd %d", fd);
+		g_set_error(error, VR_NET_ERROR, VR_NET_ERROR_LAUNCH, "cannot read the options on fd %d", fd);
 		return FALSE;
 	}
 	g_autoptr(GBytes) bytes = g_bytes_new_take(g_steal_pointer(&data), len);
@@ -216,40 +216,24 @@ void vr_proxy_launch_set_executable(const char *path)
 	executable_override = g_strdup(path);
 }
 
-static int open_if_executable(const char *path)
-{
-	int fd = open(path, O_PATH | O_CLOEXEC);
-	struct stat st;
-	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || faccessat(fd, "", X_OK, AT_EMPTY_PATH) < 0))
-		vr_clear_fd(&fd);
-	return fd;
-}
-
 /* An O_PATH fd of the executable, opened before the fork so that a missing
  * one is said here, once, in the supervisor's words. */
 static int open_executable(void)
 {
-	if (executable_override) {
-		int fd = open_if_executable(executable_override);
-		return fd >= 0 ? fd : vr_log_errno(ENOENT, "cannot run the network proxy %s", executable_override);
-	}
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-	g_autofree char *beside = NULL;
-	if (n > 0) {
-		self[n] = '\0';
-		g_autofree char *dir = g_path_get_dirname(self);
-		beside = g_build_filename(dir, VR_PROXY_EXECUTABLE, NULL);
-		int fd = open_if_executable(beside);
-		if (fd >= 0)
-			return fd;
-	}
-	int fd = open_if_executable(VR_LIBEXECDIR "/" VR_PROXY_EXECUTABLE);
+	char path[PATH_MAX];
+	int r = 0;
+	if (executable_override)
+		g_strlcpy(path, executable_override, sizeof path);
+	else
+		r = vr_find_helper_executable(VR_PROXY_EXECUTABLE, VR_LIBEXECDIR, path, sizeof path);
+	int fd = r < 0 ? -1 : open(path, O_PATH | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
+	if (executable_override)
+		return vr_log_errno(ENOENT, "cannot run the network proxy %s", path);
 	vr_error("the network proxy " VR_PROXY_EXECUTABLE " is neither at %s nor in " VR_LIBEXECDIR
 	         ": install it with vault-run (cmake --install), or run vault-run from its build directory",
-	         beside ? beside : "(vault-run's own directory)");
+	         path);
 	return -ENOENT;
 }
 

@@ -167,7 +167,9 @@ GSocketConnection *proxy_open(ProxyConn *c, ProxyStatus *ret_status)
 	 * and a private address is a rebinding attempt, not a fallback. */
 	if (!vr_net_allow_get_private(allow)) {
 		for (GList *l = addrs; l; l = l->next) {
-			const char *why = vr_net_addr_forbidden(l->data);
+			VrIpAddr ip = {.family = g_inet_address_get_family(l->data)};
+			memcpy(ip.bytes, g_inet_address_to_bytes(l->data), g_inet_address_get_native_size(l->data));
+			const char *why = vr_net_addr_forbidden(&ip);
 			if (why) {
 				g_autofree char *a = g_inet_address_to_string(l->data);
 				g_resolver_free_addresses(addrs);

@@ -2,8 +2,12 @@
  * pid 1, asked of the systemd manager over D-Bus (the user's manager on the
  * session bus; the system manager when host root), with MemoryMax,
  * MemorySwapMax=0, TasksMax and CPUQuotaPerSecUSec. The scope is collected
- * by systemd when its processes are gone, even if we are killed. Runs only
- * in the cgroup helper (GDBus starts threads). */
+ * by systemd when its processes are gone, even if we are killed. Only the
+ * executable vault-run-systemd (run/cgroup-systemd-main.c) links this, and
+ * with it GIO: loading GIO cost every run of vault-run ~1.7 ms
+ * (docs/PERFORMANCE.md "Start-up"). */
+#include "run/cgroup-systemd.h"
+
 #include "run/cgroup.h"
 
 #include <gio/gio.h>
@@ -47,7 +51,7 @@ static GDBusConnection *connect_bus(gboolean host_root, char **why)
 	return bus;
 }
 
-gboolean vr_cgroup_systemd_usable(const VrLimits *want, gboolean host_root, char **detail)
+gboolean vr_systemd_scope_usable(const VrLimits *want, gboolean host_root, char **detail)
 {
 	g_autoptr(GDBusConnection) bus = connect_bus(host_root, detail);
 	if (!bus)
@@ -107,7 +111,7 @@ static gboolean timed_out(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-gboolean vr_cgroup_systemd_start(const char *name, pid_t pid, const VrLimits *l, gboolean host_root, char **error)
+gboolean vr_systemd_scope_start(const char *name, pid_t pid, const VrLimits *l, gboolean host_root, char **error)
 {
 	g_autoptr(GDBusConnection) bus = connect_bus(host_root, error);
 	if (!bus)
@@ -160,7 +164,7 @@ gboolean vr_cgroup_systemd_start(const char *name, pid_t pid, const VrLimits *l,
 	return ok;
 }
 
-void vr_cgroup_systemd_stop(const char *name, gboolean host_root)
+void vr_systemd_scope_stop(const char *name, gboolean host_root)
 {
 	g_autofree char *why = NULL;
 	g_autoptr(GDBusConnection) bus = connect_bus(host_root, &why);

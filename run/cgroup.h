@@ -54,9 +54,10 @@ void vr_cgroup_print_plan(const VrLimits *l, gboolean host_root);
 /* The cgroup v2 mount point (e.g. /sys/fs/cgroup), or NULL. */
 char *vr_cgroup_v2_mount(void);
 
-/* run/cgroup-systemd.c: the systemd mechanism, used by the helper. */
-/* Whether a systemd manager is on the bus with the controllers for `want`;
- * FALSE and why otherwise. */
+/* The systemd mechanism, used by the helper: each call runs the executable
+ * vault-run-systemd (run/cgroup-systemd-call.c; the D-Bus side is
+ * run/cgroup-systemd.c). Whether a systemd manager is on the bus with the
+ * controllers for `want`; FALSE and why otherwise. */
 gboolean vr_cgroup_systemd_usable(const VrLimits *want, gboolean host_root, char **detail);
 /* Starts scope `name` around pid with the limits and waits for it. FALSE and a message. */
 gboolean vr_cgroup_systemd_start(const char *name, pid_t pid, const VrLimits *l, gboolean host_root,

@@ -34,6 +34,11 @@ if ! grep -q ' via ' <<<"$plan"; then
 	vr_check "the refusal says so in one line" test "$(wc -l <"$T/err")" = 1
 	vr_check "the refusal names the limit" grep -q 'cannot enforce the limits (memory 64M)' "$T/err"
 	vr_check "the refusal says how to fix it" grep -q 'fix: .*drop the limit' "$T/err"
+	# The systemd mechanism is asked first, by running vault-run-systemd
+	# (run/cgroup-systemd-call.c); its reason is the refusal's first part.
+	vr_check "the refusal gives vault-run-systemd's reason (no bus or no systemd)" \
+		grep -Eq 'no systemd user session|systemd is not the init system|bus' "$T/err"
+	vr_check_not "… not a missing helper" grep -q 'vault-run-systemd is neither' "$T/err"
 	vr_check_not "COMMAND did not run" test -e ran
 	cat "$T/err"
 	st=0
