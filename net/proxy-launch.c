@@ -237,6 +237,15 @@ static int open_executable(void)
 	return -ENOENT;
 }
 
+int vr_proxy_check_executable(void)
+{
+	int fd = open_executable();
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
 /* The options in a sealed memfd, which the exec keeps open. */
 static int options_memfd(const VrProxyOptions *opts, gboolean foreground, const int *fds, guint n_fds, int report_fd)
 {

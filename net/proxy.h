@@ -83,6 +83,10 @@ int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid);
 int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid, char **ret_ca_pem,
                        guint32 *ret_ca_hash);
 
+/* Whether vault-run-proxy can be found (net/proxy-launch.h): 0, or -ENOENT
+ * after one line that says where it was looked for. */
+int vr_proxy_check_executable(void);
+
 /* Run the proxy in this process until SIGTERM/SIGINT (`vault-run proxy`):
  * execs vault-run-proxy in place, so it returns only on failure, -errno
  * (said). */

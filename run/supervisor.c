@@ -194,7 +194,9 @@ static int build_allow(VrRun *r)
 	}
 	if (plan->net_allow_private)
 		vr_net_allow_set_private(r->allow, TRUE);
-	return 0;
+	/* The proxy's executable, found now: a missing one is one line before
+	 * anything starts, not a sandbox torn down. */
+	return vr_proxy_check_executable() < 0 ? -1 : 0;
 }
 
 static int resolve_net(VrRun *r)
