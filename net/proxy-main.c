@@ -32,24 +32,29 @@ int main(int argc, char **argv)
 	int r = vr_drop_all_caps();
 	if (r < 0) {
 		vr_log_errno(-r, "proxy: cannot drop its capabilities");
-		return VR_EXIT_ERROR;
+		_exit(VR_EXIT_ERROR);
 	}
 	char *end = NULL;
 	long fd = argc == 3 && strcmp(argv[1], "--options-fd") == 0 ? strtol(argv[2], &end, 10) : -1;
 	if (fd < 0 || !end || *end) {
 		fprintf(stderr, "vault-run-proxy: vault-run starts this itself; for a proxy in the foreground, run "
 		                "`vault-run proxy --help`\n");
-		return VR_EXIT_ERROR;
+		_exit(VR_EXIT_ERROR);
 	}
 	g_auto(VrProxyLaunch) l = {0};
 	g_autoptr(GError) error = NULL;
 	if (!vr_proxy_launch_read((int)fd, &l, &error)) {
 		vr_error("proxy: %s", error->message);
-		return VR_EXIT_ERROR;
+		_exit(VR_EXIT_ERROR);
 	}
 	close((int)fd);
 	vr_log_set_level(l.log_level);
 	if (l.foreground)
-		return vr_proxy_foreground_main(&l.opts, l.listen_fds, l.n_listen_fds) < 0 ? VR_EXIT_ERROR : VR_EXIT_OK;
-	return vr_proxy_child_main(&l.opts, l.listen_fds, l.n_listen_fds, l.report_fd);
+		r = vr_proxy_foreground_main(&l.opts, l.listen_fds, l.n_listen_fds) < 0 ? VR_EXIT_ERROR : VR_EXIT_OK;
+	else
+		r = vr_proxy_child_main(&l.opts, l.listen_fds, l.n_listen_fds, l.report_fd);
+	/* _exit, as the fork it replaces did: handshake threads may still
+	 * use what serve() keeps (net/proxy.c), and a leak checker at exit
+	 * cannot attach to a process that is not dumpable. */
+	_exit(r);
 }
