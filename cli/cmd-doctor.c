@@ -2,6 +2,7 @@
  * fix what is missing. Exit 0 when a sandbox can run, 1 when it cannot. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/landlock.h>
 #include <sched.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include "cli/options.h"
 #include "common/log.h"
 #include "common/exitcode.h"
+#include "common/proc.h"
 #include "run/cgroup.h"
 #include "policy/config.h"
 #include "run/git-history.h"
@@ -143,6 +145,16 @@ int vr_cmd_doctor(int argc, char **argv)
 	g_autofree char *ll = abi > 0 ? g_strdup_printf("ABI %ld", abi)
 	                              : g_strdup("not available (add 'landlock' to the lsm= boot parameter)");
 	report(abi > 0, FALSE, "Landlock", ll);
+
+	/* The helper vault-run execs for --net allow= and --key. */
+	char proxy[PATH_MAX];
+	gboolean have_proxy = vr_find_helper_executable("vault-run-proxy", VR_LIBEXECDIR, proxy, sizeof proxy) == 0;
+	g_autofree char *proxy_detail =
+		have_proxy ? g_strdup(proxy)
+		           : g_strdup_printf("missing (looked at %s and in " VR_LIBEXECDIR "); fix: install vault-run with "
+		                             "`cmake --install`, or run it from its build directory",
+		                             proxy);
+	report(have_proxy, FALSE, "network proxy (--net allow=, --key)", proxy_detail);
 
 	/* Which mechanism --memory/--pids/--cpu would use (run/cgroup.c). */
 	VrIdentity id;

@@ -5,7 +5,8 @@
 # copy of vault-run without them still runs what needs neither; a run that
 # needs the proxy is refused before anything starts, in one line that says
 # where it looked, with 125, and leaves no mount behind. Control: the build
-# tree's vault-run, beside its helpers, runs the same command.
+# tree's vault-run, beside its helpers, runs the same command. doctor says
+# which proxy it would run, or that none is there.
 . "$(dirname "$0")/../lib/libtest.sh"
 . "$(dirname "$0")/../lib/sandbox-lib.sh"
 vr_require_sandbox
@@ -26,4 +27,7 @@ vr_check "… that names the proxy and where it looked" grep -q "vault-run-proxy
 vr_check_not "… before COMMAND ran" test -e "$T/p/ran"
 vr_check_not "… and no mount is left under the test dir" grep -q " $T" /proc/self/mountinfo
 cat "$T/err"
+vr_check "doctor names the build's proxy" bash -c "'$VR' doctor | grep -q 'ok .*network proxy.*$VR_BUILD_DIR/vault-run-proxy'"
+vr_check "… and warns that the lone copy has none, with the fix" \
+	bash -c "'$T/bin/vault-run' doctor | grep -q 'warn .*network proxy.*missing.*cmake --install'"
 vr_done
