@@ -299,12 +299,30 @@ int vr_proxy_run(const VrProxyOptions *opts, int netns_fd)
 
 int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid)
 {
-	return vr_proxy_spawn_tls(opts, netns_fd, ret_pid, NULL, NULL);
+	VrProxyStart start;
+	int r = vr_proxy_spawn_tls(opts, netns_fd, &start);
+	g_free(start.ca_pem);
+	if (r == 0 && start.trust_fd >= 0 && (r = vr_proxy_await_trust(start.trust_fd)) < 0) {
+		kill(start.pid, SIGKILL);
+		while (waitpid(start.pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	if (r == 0)
+		*ret_pid = start.pid;
+	return r;
+}
+
+int vr_proxy_await_trust(int trust_fd)
+{
+	int r = 0;
+	ssize_t n = vr_read_all(trust_fd, &r, sizeof r);
+	close(trust_fd);
+	return n == (ssize_t)sizeof r ? r : n < 0 ? (int)n : -ECHILD;
 }
 
 /* What the child says on the report pipe (net/proxy.c writes it): its
  * status, then with TLS the CA's certificate and subject hash. */
-static int read_report(int fd, gboolean tls, char **ret_ca_pem, guint32 *ret_ca_hash)
+static int read_report(int fd, gboolean tls, VrProxyStart *ret)
 {
 	int r = 0;
 	ssize_t n = vr_read_all(fd, &r, sizeof r);
@@ -312,16 +330,14 @@ static int read_report(int fd, gboolean tls, char **ret_ca_pem, guint32 *ret_ca_
 		return n < 0 ? (int)n : -ECHILD; /* it died before it could say */
 	if (r < 0 || !tls)
 		return r;
-	guint32 len = 0, hash = 0;
+	guint32 len = 0;
 	if (vr_read_all(fd, &len, sizeof len) != (ssize_t)sizeof len || len > 65536)
 		return -EPROTO;
 	g_autofree char *pem = g_malloc0(len + 1);
-	if (vr_read_all(fd, pem, len) != (ssize_t)len || vr_read_all(fd, &hash, sizeof hash) != (ssize_t)sizeof hash)
+	if (vr_read_all(fd, pem, len) != (ssize_t)len ||
+	    vr_read_all(fd, &ret->ca_hash, sizeof ret->ca_hash) != (ssize_t)sizeof ret->ca_hash)
 		return -EPROTO;
-	if (ret_ca_pem)
-		*ret_ca_pem = g_steal_pointer(&pem);
-	if (ret_ca_hash)
-		*ret_ca_hash = hash;
+	ret->ca_pem = g_steal_pointer(&pem);
 	return 0;
 }
 
@@ -357,9 +373,9 @@ static G_NORETURN void exec_child(const VrProxyOptions *opts, int exe, int netns
 	_exit(VR_EXIT_CANNOT_EXEC);
 }
 
-int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid, char **ret_ca_pem,
-                       guint32 *ret_ca_hash)
+int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, VrProxyStart *ret)
 {
+	*ret = (VrProxyStart){.pid = -1, .trust_fd = -1};
 	vr_cleanup_fd int exe = open_executable();
 	if (exe < 0)
 		return exe;
@@ -373,13 +389,16 @@ int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid,
 		exec_child(opts, exe, netns_fd, pipefd[1]);
 	vr_clear_fd(&pipefd[1]);
 	gboolean tls = opts->keys || (opts->read_hosts && opts->read_hosts->len);
-	int r = read_report(pipefd[0], tls, ret_ca_pem, ret_ca_hash);
+	int r = read_report(pipefd[0], tls, ret);
 	if (r < 0) {
+		g_clear_pointer(&ret->ca_pem, g_free);
 		kill(pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
 		return r;
 	}
-	*ret_pid = pid;
+	ret->pid = pid;
+	if (tls)
+		ret->trust_fd = vr_steal_fd(&pipefd[0]);
 	return 0;
 }

@@ -102,10 +102,13 @@ void proxy_relay_terminated(ProxyConn *c, GIOStream *client, GSocketConnection *
                             GSocketConnection *upstream_sock, VrHttpGate *gate, VrInjectSite *site);
 
 /* ---- net/tls.c ---- */
-/* In the proxy child, before it confines itself: reads the keys' values
- * from opts->keys_fd, makes the run's CA (*ret_ca_pem: its certificate),
- * loads the system trust store for the upstream side. */
+/* In the proxy, before it confines itself: reads the keys' values from
+ * opts->keys_fd and makes the run's CA (*ret_ca_pem: its certificate). */
 VrProxyTls *proxy_tls_new(const VrProxyOptions *opts, char **ret_ca_pem, GError **error);
+/* Then, once the supervisor has the CA: GIO's TLS backend and the system
+ * trust store for the upstream side (145 certificates parsed: ~10 ms, which
+ * the sandbox's root build overlaps). */
+gboolean proxy_tls_load_trust(VrProxyTls *tls, GError **error);
 VrInject *proxy_tls_inject(VrProxyTls *tls);
 /* Whether a tunnel to c's host and port is terminated. */
 gboolean proxy_tls_terminates(const VrProxy *proxy, const ProxyConn *c);

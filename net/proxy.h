@@ -75,13 +75,24 @@ void vr_proxy_options_init(VrProxyOptions *opts);
  * current netns. The fds in opts stay open in the parent. A proxy
  * executable that cannot be found: -ENOENT, after saying where it looked. */
 int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid);
+
+/* What vr_proxy_spawn_tls returns. */
+typedef struct {
+	pid_t pid;
+	char *ca_pem;   /* with keys or read hosts: the run CA's certificate (PEM, g_free); else NULL */
+	guint32 ca_hash; /* … its OpenSSL subject hash (the name of its <hash>.0 link in a CApath directory) */
+	int trust_fd;   /* … the rest of the report, for vr_proxy_await_trust; else -1 */
+} VrProxyStart;
+
 /* The same; with keys or read hosts, the proxy makes the run's CA before it
- * listens: *ret_ca_pem (g_free) is its certificate (PEM), *ret_ca_hash its
- * OpenSSL subject hash (the name of its <hash>.0 link in a CApath
- * directory). Either may be NULL. A CA that cannot be made: -EPROTO,
- * after the child said why. */
-int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid, char **ret_ca_pem,
-                       guint32 *ret_ca_hash);
+ * reports and loads the system trust store after: the caller fills the
+ * sandbox's trust store meanwhile, then reads the outcome with
+ * vr_proxy_await_trust before COMMAND may start. A CA that cannot be made:
+ * -EPROTO, after the proxy said why. */
+int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, VrProxyStart *ret);
+/* Reads and closes trust_fd (vr_startup_wait it first): 0 when the proxy
+ * can verify origins, -EPROTO after it said why, -ECHILD when it died. */
+int vr_proxy_await_trust(int trust_fd);
 
 /* Whether vault-run-proxy can be found (net/proxy-launch.h): 0, or -ENOENT
  * after one line that says where it was looked for. */

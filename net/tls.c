@@ -120,11 +120,19 @@ VrProxyTls *proxy_tls_new(const VrProxyOptions *opts, char **ret_ca_pem, GError 
 	                        opts->ca_valid_s > 0 ? opts->ca_valid_s : VR_NET_CA_VALID_S, error);
 	if (!tls->ca)
 		return NULL;
+	g_mutex_init(&tls->lock);
+	tls->leaves = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_object_unref);
+	*ret_ca_pem = g_strdup(vr_net_ca_pem(tls->ca));
+	return g_steal_pointer(&tls);
+}
+
+gboolean proxy_tls_load_trust(VrProxyTls *tls, GError **error)
+{
 	GTlsBackend *backend = g_tls_backend_get_default();
 	if (!g_tls_backend_supports_tls(backend)) {
 		g_set_error(error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
 		            "GIO has no TLS backend (install glib-networking)");
-		return NULL;
+		return FALSE;
 	}
 	const char *test_ca = NULL;
 #ifdef VR_TEST_HOOKS
@@ -138,12 +146,9 @@ VrProxyTls *proxy_tls_new(const VrProxyOptions *opts, char **ret_ca_pem, GError 
 	if (n <= 0) {
 		g_set_error(error, G_IO_ERROR, G_IO_ERROR_FAILED, "no system trust store to verify the origins with: %s",
 		            n < 0 ? gnutls_strerror(n) : "it holds no certificate");
-		return NULL;
+		return FALSE;
 	}
-	g_mutex_init(&tls->lock);
-	tls->leaves = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_object_unref);
-	*ret_ca_pem = g_strdup(vr_net_ca_pem(tls->ca));
-	return g_steal_pointer(&tls);
+	return TRUE;
 }
 
 gboolean proxy_tls_terminates(const VrProxy *proxy, const ProxyConn *c)

@@ -479,8 +479,7 @@ static int start_proxy(VrRun *r, pid_t sandbox)
 	g_autofree char *ns = g_strdup_printf("/proc/%d/ns/net", (int)sandbox);
 	vr_cleanup_fd int netns = open(ns, O_RDONLY | O_CLOEXEC);
 	int ret = netns < 0 ? -errno : 0;
-	g_autofree char *ca_pem = NULL;
-	guint32 ca_hash = 0;
+	VrProxyStart start = {.pid = -1, .trust_fd = -1};
 	if (ret == 0) {
 		r->popts.event_fd = r->audit.send_fd;
 		r->popts.keys = r->keys.keys;
@@ -489,7 +488,7 @@ static int start_proxy(VrRun *r, pid_t sandbox)
 		r->popts.run_id = r->audit.run_id;
 		/* The CA lives as long as the run may (a day past --timeout). */
 		r->popts.ca_valid_s = r->plan->timeout > 0 ? (gint64)r->plan->timeout + 24 * 3600 : 0;
-		ret = vr_proxy_spawn_tls(&r->popts, netns, &r->proxy, &ca_pem, &ca_hash);
+		ret = vr_proxy_spawn_tls(&r->popts, netns, &start);
 		vr_clear_fd(&netns);
 		vr_clear_fd(&r->keys.values_fd);
 	}
@@ -497,10 +496,31 @@ static int start_proxy(VrRun *r, pid_t sandbox)
 		r->proxy = -1;
 		return vr_log_errno(-ret, "cannot start the network proxy");
 	}
+	r->proxy = start.pid;
+	r->proxy_trust = start.trust_fd;
+	g_autofree char *ca_pem = start.ca_pem;
 	/* Before the root is built: the sandbox binds the directory. */
-	if (ca_pem && (ret = vr_run_keys_certs_fill(&r->keys, ca_pem, ca_hash)) < 0)
+	if (ca_pem && (ret = vr_run_keys_certs_fill(&r->keys, ca_pem, start.ca_hash)) < 0)
 		return vr_log_errno(-ret, "cannot write the run CA into the sandbox's trust store");
 	return vr_startup_phase("proxy");
+}
+
+/* The rest of the proxy's start (its trust store, loaded while the root
+ * was built), before COMMAND: a proxy that cannot verify origins stops the
+ * run here. */
+static int await_proxy_trust(VrRun *r)
+{
+	if (r->proxy_trust < 0)
+		return 0;
+	int ret = vr_startup_wait(r->proxy_trust, VR_STARTUP_TIMEOUT_MS);
+	if (ret == -EINTR)
+		return -1;
+	if (ret == 0)
+		ret = vr_proxy_await_trust(r->proxy_trust);
+	else
+		vr_clear_fd(&r->proxy_trust);
+	r->proxy_trust = -1;
+	return ret < 0 ? vr_log_errno(-ret, "the network proxy cannot verify the origins") : 0;
 }
 
 /* --key, --net read=: the run CA's trust store (run/keys.h), bound over
@@ -549,7 +569,7 @@ static int start_sandbox(VrRun *r)
 	gboolean ready = vr_run_await_ready(r);
 	if (ready)
 		r->audit.serving = true; /* it reads the event socket: run-end waits for it */
-	if (!ready || vr_startup_phase("ready") < 0)
+	if (!ready || await_proxy_trust(r) < 0 || vr_startup_phase("ready") < 0)
 		return -1;
 	r->sandbox = vr_steal_pid(&child);
 	write_json_status(r->plan->json_status_fd, "{ \"child-pid\": %d }\n", (int)r->sandbox);
@@ -569,6 +589,7 @@ static void wait_for_sandbox(VrRun *r)
 static void close_ready_pipes(VrRun *r)
 {
 	vr_clear_fd(&r->daemon_ready);
+	vr_clear_fd(&r->proxy_trust);
 	for (guint i = 0; i < r->guard_ready->len; i++)
 		vr_clear_fd(&g_array_index(r->guard_ready, int, i));
 	g_array_set_size(r->guard_ready, 0);
@@ -615,7 +636,7 @@ static _Noreturn void finish(VrRun *r)
 static void run_init(VrRun *r, VrRunPlan *plan)
 {
 	*r = (VrRun){
-		.plan = plan, .sfd = -1, .daemon = -1, .proxy = -1, .sandbox = -1, .daemon_ready = -1,
+		.plan = plan, .sfd = -1, .daemon = -1, .proxy = -1, .sandbox = -1, .proxy_trust = -1, .daemon_ready = -1,
 		.status = VR_EXIT_ERROR,
 		.audit = {.log_fd = -1, .dir_fd = -1, .daemon_fd = -1, .send_fd = -1},
 		.copies = {.lock_fd = -1},

@@ -198,6 +198,16 @@ vr_expect_status 125 "a key bound to a wildcard" "$VRT" --project "$P" --key 'OP
 vr_expect_status 125 "--key with --net host" "$VRT" --project "$P" --net host --key OPENAI_API_KEY@api.origin.test -- true
 vr_expect_status 125 "--key with --net none" "$VRT" --project "$P" --net none --key OPENAI_API_KEY@api.origin.test -- true
 
+# --- a proxy that cannot verify the origins stops the run before COMMAND --------
+# (its trust store loads while the root is built; the supervisor reads the
+# outcome before COMMAND starts: net/proxy.h vr_proxy_await_trust)
+st=0
+VR_TEST_UPSTREAM_CA=/nonexistent/ca.pem "$VRT" --project "$P" --key OPENAI_API_KEY@api.origin.test \
+	-- touch "$P/trust-ran" 2>"$T/trust.err" || st=$?
+vr_check "no trust store for the origins: the run is refused with 125 (exit $st)" test "$st" = 125
+vr_check "… saying why" grep -q 'no system trust store to verify the origins' "$T/trust.err"
+vr_check_not "… before COMMAND ran" test -e "$P/trust-ran"
+
 # --- the installed proxy has none of the test hooks -------------------------------
 # (they are in net/tls.c, which only vault-run-proxy links)
 vr_check_not "vault-run-proxy itself does not know VR_TEST_UPSTREAM_CA" \
