@@ -12,9 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <json-glib/json-glib.h>
 
 #include "audit/json.h"
+#include "run/json-file.h"
 #include "common/cleanup.h"
 #include "common/fd-util.h"
 #include "common/log.h"
@@ -163,13 +163,14 @@ gboolean vr_run_copies_prepare(VrRunCopies *c, const char *project, const VrRunP
 	return TRUE;
 }
 
-static JsonNode *parse(const char *data, gsize len)
+/* A JSON object, or NULL. */
+static json_t *parse(const char *data, gsize len)
 {
-	g_autoptr(JsonParser) p = json_parser_new();
-	if (!json_parser_load_from_data(p, data, (gssize)len, NULL) || !json_parser_get_root(p) ||
-	    !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
-		return NULL;
-	return json_node_copy(json_parser_get_root(p));
+	json_error_t e;
+	json_t *root = json_loadb(data, len, VR_JSON_MERGE_FLAGS, &e);
+	if (root && !json_is_object(root))
+		g_clear_pointer(&root, json_decref);
+	return root;
 }
 
 static gboolean matches(const char *want, const char *name, const char *project)
@@ -186,53 +187,50 @@ static gboolean matches(const char *want, const char *name, const char *project)
 /* Sets DST's members along KEY[0..] from SRC's, where SRC has them;
  * counts into *changed each value that differs. Intermediate objects are
  * made in DST as needed. */
-static void merge_key(JsonObject *dst, JsonObject *src, char **key, const char *project, GString *changed,
+static void merge_key(json_t *dst, json_t *src, char **key, const char *project, GString *changed,
                       const char *prefix)
 {
-	g_autoptr(GList) names = json_object_get_members(src);
-	for (GList *l = names; l; l = l->next) {
-		const char *name = l->data;
+	const char *name;
+	json_t *from;
+	json_object_foreach(src, name, from) {
 		if (!matches(key[0], name, project))
 			continue;
-		JsonNode *from = json_object_get_member(src, name);
 		g_autofree char *here = *prefix ? g_strconcat(prefix, ".", name, NULL) : g_strdup(name);
+		json_t *to = json_object_get(dst, name);
 		if (key[1]) {
-			if (!JSON_NODE_HOLDS_OBJECT(from))
+			if (!json_is_object(from))
 				continue;
-			JsonNode *to = json_object_get_member(dst, name);
-			if (!to || !JSON_NODE_HOLDS_OBJECT(to)) {
-				if (to)
-					continue; /* the host has something else there: leave it */
-				json_object_set_object_member(dst, name, json_object_new());
-				to = json_object_get_member(dst, name);
+			if (!to) {
+				json_object_set_new(dst, name, json_object());
+				to = json_object_get(dst, name);
+			} else if (!json_is_object(to)) {
+				continue; /* the host has something else there: leave it */
 			}
-			merge_key(json_node_get_object(to), json_node_get_object(from), key + 1, project, changed, here);
+			merge_key(to, from, key + 1, project, changed, here);
 			continue;
 		}
-		JsonNode *to = json_object_get_member(dst, name);
-		if (to && json_node_equal(to, from))
+		if (to && json_equal(to, from))
 			continue;
-		json_object_set_member(dst, name, json_node_copy(from));
+		json_object_set_new(dst, name, json_deep_copy(from));
 		g_string_append_printf(changed, "%s%s", changed->len ? "," : "", here);
 	}
 }
 
 /* What changed in the copy since it was made, as top-level names (and
  * projects.<path>.<name>): for the record, the part left out. */
-static void changed_members(JsonObject *before, JsonObject *after, const char *prefix, int depth, GPtrArray *out)
+static void changed_members(json_t *before, json_t *after, const char *prefix, int depth, GPtrArray *out)
 {
-	g_autoptr(GList) names = json_object_get_members(after);
-	for (GList *l = names; l; l = l->next) {
-		const char *name = l->data;
-		JsonNode *a = json_object_get_member(after, name);
-		JsonNode *b = before ? json_object_get_member(before, name) : NULL;
+	const char *name;
+	json_t *a;
+	json_object_foreach(after, name, a) {
+		json_t *b = before ? json_object_get(before, name) : NULL;
 		g_autofree char *here = *prefix ? g_strconcat(prefix, ".", name, NULL) : g_strdup(name);
-		if (b && json_node_equal(a, b))
+		if (b && json_equal(a, b))
 			continue;
-		gboolean deeper = depth < 2 && JSON_NODE_HOLDS_OBJECT(a) && (!b || JSON_NODE_HOLDS_OBJECT(b)) &&
+		gboolean deeper = depth < 2 && json_is_object(a) && (!b || json_is_object(b)) &&
 		                  (depth == 1 || strcmp(name, "projects") == 0);
 		if (deeper)
-			changed_members(b ? json_node_get_object(b) : NULL, json_node_get_object(a), here, depth + 1, out);
+			changed_members(b, a, here, depth + 1, out);
 		else
 			g_ptr_array_add(out, g_steal_pointer(&here));
 	}
@@ -290,13 +288,13 @@ static void finish_one(const Item *it, const char *project, VrRunAudit *audit)
 	gsize copy_len = 0, host_len = 0;
 	if (!g_file_get_contents(it->copy, &copy, &copy_len, NULL) || strcmp(copy, it->original) == 0)
 		return; /* unchanged: nothing to bring back */
-	g_autoptr(JsonNode) after = parse(copy, copy_len);
-	g_autoptr(JsonNode) before = parse(it->original, strlen(it->original));
+	g_autoptr(json_t) after = parse(copy, copy_len);
+	g_autoptr(json_t) before = parse(it->original, strlen(it->original));
 	if (!g_file_get_contents(it->host, &host, &host_len, NULL)) {
 		vr_warning("%s is gone: the run's changes to it are not merged back", it->host);
 		return;
 	}
-	g_autoptr(JsonNode) now = parse(host, host_len);
+	g_autoptr(json_t) now = parse(host, host_len);
 	if (!after || !now) {
 		vr_warning("%s: %s is not a JSON object; nothing merged back", it->host, !after ? "the run's copy" : "it");
 		send_merge(audit, it->host, "EINVAL", "", NULL);
@@ -307,11 +305,11 @@ static void finish_one(const Item *it, const char *project, VrRunAudit *audit)
 		if (!vr_profile_merge_key_allowed(it->merge->pdata[i]))
 			continue; /* refused when the profile was loaded; never, even so */
 		g_auto(GStrv) key = g_strsplit(it->merge->pdata[i], ".", -1);
-		merge_key(json_node_get_object(now), json_node_get_object(after), key, project, changed, "");
+		merge_key(now, after, key, project, changed, "");
 	}
 	/* What the agent changed and did not come back, for the reviewer. */
 	g_autoptr(GPtrArray) touched = g_ptr_array_new_with_free_func(g_free);
-	changed_members(before ? json_node_get_object(before) : NULL, json_node_get_object(after), "", 0, touched);
+	changed_members(before, after, "", 0, touched);
 	g_autoptr(GPtrArray) left_out = g_ptr_array_new_with_free_func(g_free);
 	g_auto(GStrv) merged = g_strsplit(changed->str, ",", -1);
 	for (guint i = 0; i < touched->len; i++) {
@@ -326,12 +324,11 @@ static void finish_one(const Item *it, const char *project, VrRunAudit *audit)
 			send_merge(audit, it->host, "ok", "", left_out);
 		return;
 	}
-	g_autoptr(JsonGenerator) gen = json_generator_new();
-	json_generator_set_pretty(gen, TRUE);
-	json_generator_set_indent(gen, 2);
-	json_generator_set_root(gen, now);
-	g_autofree char *text = json_generator_to_data(gen, NULL);
-	int r = write_back(it->host, text);
+	/* As the harnesses write it (JSON.stringify(x, null, 2)): two spaces,
+	 * "key": value, members in their order. */
+	char *text = json_dumps(now, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
+	int r = text ? write_back(it->host, text) : -ENOMEM;
+	free(text);
 	if (r < 0)
 		vr_warning("cannot merge the run's changes back into %s: %s", it->host, g_strerror(-r));
 	const char *name = r < 0 ? strerrorname_np(-r) : "ok";

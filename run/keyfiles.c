@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <json-glib/json-glib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/cleanup.h"
 #include "common/fd-util.h"
 #include "common/log.h"
 #include "common/proc.h"
 #include "policy/keymask.h"
+#include "run/json-file.h"
 #include "run/plan.h"
 
 #define FILE_MAX (1u << 20)
@@ -103,43 +104,35 @@ gboolean vr_keyfile_spec_check(const char *spec, GError **error)
 
 /* ---- the child that reads the files ------------------------------------ */
 
-static const char *field_value(JsonNode *root, const char *field)
+static const char *field_value(json_t *root, const char *field)
 {
 	g_auto(GStrv) parts = g_strsplit(field, ".", -1);
-	JsonNode *n = root;
+	json_t *n = root;
 	for (char **p = parts; *p; p++) {
-		if (!n || !JSON_NODE_HOLDS_OBJECT(n))
+		if (!json_is_object(n))
 			return NULL;
-		n = json_object_get_member(json_node_get_object(n), *p);
+		n = json_object_get(n, *p);
 	}
-	if (!n || !JSON_NODE_HOLDS_VALUE(n) || json_node_get_value_type(n) != G_TYPE_STRING)
-		return NULL;
-	return json_node_get_string(n);
+	return json_is_string(n) ? json_string_value(n) : NULL;
 }
 
 /* One file, O_NOFOLLOW and by its descriptor: a regular file of at most
  * FILE_MAX bytes, parsed; NULL when missing or not JSON. */
-static JsonNode *read_json(const char *path, char **ret_real)
+static json_t *read_json(const char *path, char **ret_real)
 {
 	/* A symlink is followed: a user's own (stow); the views refuse one
 	 * the agent would put at a key path (add_declared). */
-	int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	vr_cleanup_fd int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > FILE_MAX) {
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > FILE_MAX)
 		return NULL;
-	}
-	char *buf = g_malloc((gsize)st.st_size + 1);
+	g_autofree char *buf = g_malloc((gsize)st.st_size + 1);
 	ssize_t n = vr_read_all(fd, buf, (size_t)st.st_size);
 	char proc[64];
 	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
 	*ret_real = realpath(proc, NULL);
-	close(fd);
-	g_autoptr(JsonParser) p = json_parser_new();
-	if (n < 0 || !json_parser_load_from_data(p, buf, n, NULL) || !json_parser_get_root(p))
-		return NULL;
-	return json_node_copy(json_parser_get_root(p));
+	json_error_t e;
+	return n < 0 ? NULL : json_loadb(buf, (size_t)n, VR_JSON_READ_FLAGS, &e);
 }
 
 /* In the child: for each declaration whose field has a value, a record
@@ -149,7 +142,7 @@ static void child_read(GArray *decls, int out)
 	for (guint i = 0; i < decls->len; i++) {
 		Decl *d = &g_array_index(decls, Decl, i);
 		char *real = NULL;
-		JsonNode *root = read_json(d->path, &real);
+		g_autoptr(json_t) root = read_json(d->path, &real);
 		const char *v = root ? field_value(root, d->field) : NULL;
 		if (!v || !*v || !real)
 			continue; /* missing, not a string, or empty: nothing to keep out */

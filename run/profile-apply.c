@@ -5,10 +5,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <json-glib/json-glib.h>
 
 #include "policy/config.h"
 #include "common/log.h"
+#include "run/json-file.h"
 #include "run/profile.h"
 
 static void add_bind(GArray *mounts, guint *at, const char *path, gboolean writable)
@@ -49,21 +49,20 @@ static void add_named(GPtrArray *out, const char *s, const char *dir, const char
 	}
 }
 
-static void walk_strings(JsonNode *node, GPtrArray *out, const char *dir, const char *home)
+static void walk_strings(json_t *node, GPtrArray *out, const char *dir, const char *home)
 {
-	if (JSON_NODE_HOLDS_OBJECT(node)) {
-		JsonObjectIter it;
+	if (json_is_object(node)) {
 		const char *name;
-		JsonNode *member;
-		json_object_iter_init(&it, json_node_get_object(node));
-		while (json_object_iter_next(&it, &name, &member))
+		json_t *member;
+		json_object_foreach(node, name, member)
 			walk_strings(member, out, dir, home);
-	} else if (JSON_NODE_HOLDS_ARRAY(node)) {
-		JsonArray *a = json_node_get_array(node);
-		for (guint i = 0; i < json_array_get_length(a); i++)
-			walk_strings(json_array_get_element(a, i), out, dir, home);
-	} else if (JSON_NODE_HOLDS_VALUE(node) && json_node_get_value_type(node) == G_TYPE_STRING) {
-		add_named(out, json_node_get_string(node), dir, home);
+	} else if (json_is_array(node)) {
+		size_t i;
+		json_t *element;
+		json_array_foreach(node, i, element)
+			walk_strings(element, out, dir, home);
+	} else if (json_is_string(node)) {
+		add_named(out, json_string_value(node), dir, home);
 	}
 }
 
@@ -77,9 +76,10 @@ static void add_named_by_settings(GPtrArray *readonly, const VrProfile *p, const
 		const char *inside = p->ro_inside->pdata[j];
 		if (!path_is_in(inside, dir) || !g_str_has_suffix(inside, ".json"))
 			continue;
-		g_autoptr(JsonParser) parser = json_parser_new();
-		if (json_parser_load_from_file(parser, inside, NULL) && json_parser_get_root(parser))
-			walk_strings(json_parser_get_root(parser), readonly, dir, home);
+		json_error_t e;
+		g_autoptr(json_t) root = json_load_file(inside, VR_JSON_READ_FLAGS, &e);
+		if (root)
+			walk_strings(root, readonly, dir, home);
 	}
 }
 

@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake gcc pkg-config make libfuse3-dev fuse3 libglib2.0-dev libjson-glib-dev libcmocka-dev
+packages=(cmake gcc pkg-config make libfuse3-dev fuse3 libglib2.0-dev libjansson-dev libcmocka-dev
           libseccomp-dev libgnutls28-dev glib-networking git)
 missing=()
 for p in "${packages[@]}"; do
