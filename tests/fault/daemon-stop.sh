@@ -24,10 +24,13 @@ sandbox_of() { # the supervisor's child that is pid 1 of a new pid namespace
 		if awk '/^NSpid:/ { exit !(NF == 3 && $3 == 1) }' "/proc/$c/status" 2>/dev/null; then echo "$c"; return; fi
 	done
 }
-daemon_of() {
+daemon_of() { # the view daemon: the child with threads (FUSE workers, the audit writer)
 	local c s
 	s=$(sandbox_of "$1")
-	for c in $(children "$1"); do [ "$c" != "$s" ] && echo "$c" && return; done
+	for c in $(children "$1"); do
+		[ "$c" != "$s" ] || continue
+		awk '/^Threads:/ { exit !($2 > 1) }' "/proc/$c/status" 2>/dev/null && echo "$c" && return
+	done
 }
 alive() { kill -0 "$1" 2>/dev/null && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
 gone() { # gone SECONDS PID... — all have exited within SECONDS (wall clock)
@@ -52,6 +55,7 @@ if [ -z "$pid1" ] || [ -z "$daemon" ] || [ -z "$agent" ]; then
 	vr_done
 fi
 vr_check "the agent reads through the view" test -s "$P/reads"
+ps -o pid,ppid,nlwp,stat,comm --ppid "$sup" | sed 's/^/  /'
 kill -STOP "$daemon"
 # Control: with the daemon stopped, the agent's reads stop making progress.
 n1=$(wc -l <"$P/reads")
