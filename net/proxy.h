@@ -2,8 +2,8 @@
  * forwarded, CONNECT tunnels) and a SOCKS5 proxy (no auth, CONNECT, domain /
  * IPv4 / IPv6), deny by default, every decision audited as op "connect".
  *
- * How the supervisor uses it (it stays single-threaded: the proxy is a forked
- * child, and all glib/GIO work happens in that child only):
+ * How the supervisor uses it (it stays single-threaded: the proxy is a child
+ * that execs vault-run-proxy, and all GIO work happens there only):
  *
  *   g_autoptr(VrNetAllow) allow = vr_net_allow_new();
  *   vr_net_allow_add(allow, cfg->net, &error);        // "allow=a.com,*.b.org:443"
