@@ -109,8 +109,6 @@ static void loopback_up(void)
 	}
 }
 
-/* Bounds the message that carries the sockets out of the netns. */
-
 typedef struct {
 	int r;
 	guint8 present[VR_PROXY_MAX_LISTENERS]; /* which specs have a socket in the message */

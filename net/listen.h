@@ -22,6 +22,8 @@ typedef struct {
 	gboolean optional; /* a bridge's ::1: IPv6 may be off in the netns */
 } VrListenSpec;
 
+/* Bounds the message that carries the sockets out of the netns, and the
+ * list that crosses the exec. */
 #define VR_PROXY_MAX_LISTENERS (2 + 2 * VR_NET_MAX_BRIDGES)
 
 /* The sockets to listen on, in order (VrListenSpec; g_array_unref): they

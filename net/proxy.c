@@ -7,23 +7,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib-unix.h>
-#include <net/if.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "audit/json.h"
 #include "common/cleanup.h"
 #include "common/fd-util.h"
 #include "common/log.h"
-#include "common/proc.h"
 #include "net/ca.h"
 #include "net/listen.h"
 #include "net/proxy-launch.h"
