@@ -19,9 +19,6 @@
 #include "common/proc.h"
 #include "net/listen.h"
 
-#ifndef VR_LIBEXECDIR
-#define VR_LIBEXECDIR "/usr/local/libexec/vault-run"
-#endif
 
 /* foreground, log level, listen host, the two ports, event/audit/ready/keys
  * fds, the listening sockets, the report fd, the allow-list's specs and private flag, the

@@ -9,9 +9,6 @@
 
 #include "common/proc.h"
 
-#ifndef VR_LIBEXECDIR
-#define VR_LIBEXECDIR "/usr/local/libexec/vault-run"
-#endif
 #define SYSTEMD_EXECUTABLE "vault-run-systemd"
 
 /* Runs it with ARGS after its path; TRUE when it exits 0. *said: its line
