@@ -298,43 +298,47 @@ int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid)
 {
 	VrProxyStart start;
 	int r = vr_proxy_spawn_tls(opts, netns_fd, &start);
-	g_free(start.ca_pem);
-	if (r == 0 && start.trust_fd >= 0 && (r = vr_proxy_await_trust(start.trust_fd)) < 0) {
+	if (r < 0)
+		return r;
+	g_autofree char *pem = NULL;
+	guint32 hash = 0;
+	r = vr_proxy_await_start(opts, start.report_fd, &pem, &hash);
+	if (r < 0) {
 		kill(start.pid, SIGKILL);
 		while (waitpid(start.pid, NULL, 0) < 0 && errno == EINTR)
 			;
+		return r;
 	}
-	if (r == 0)
-		*ret_pid = start.pid;
-	return r;
+	*ret_pid = start.pid;
+	return 0;
 }
 
-int vr_proxy_await_trust(int trust_fd)
-{
-	int r = 0;
-	ssize_t n = vr_read_all(trust_fd, &r, sizeof r);
-	close(trust_fd);
-	return n == (ssize_t)sizeof r ? r : n < 0 ? (int)n : -ECHILD;
-}
-
-/* What the child says on the report pipe (net/proxy.c writes it): its
- * status, then with TLS the CA's certificate and subject hash. */
-static int read_report(int fd, gboolean tls, VrProxyStart *ret)
+/* The status a side of the report starts with: the forked child's (the
+ * listeners made), then the exec'd proxy's (net/proxy.c). */
+static int read_status(int fd)
 {
 	int r = 0;
 	ssize_t n = vr_read_all(fd, &r, sizeof r);
 	if (n != (ssize_t)sizeof r)
 		return n < 0 ? (int)n : -ECHILD; /* it died before it could say */
-	if (r < 0 || !tls)
+	return r;
+}
+
+int vr_proxy_await_start(const VrProxyOptions *opts, int report_fd, char **ret_ca_pem, guint32 *ret_ca_hash)
+{
+	vr_cleanup_fd int fd = report_fd;
+	*ret_ca_pem = NULL;
+	int r = read_status(fd);
+	if (r < 0 || !(opts->keys || (opts->read_hosts && opts->read_hosts->len)))
 		return r;
 	guint32 len = 0;
 	if (vr_read_all(fd, &len, sizeof len) != (ssize_t)sizeof len || len > 65536)
 		return -EPROTO;
 	g_autofree char *pem = g_malloc0(len + 1);
 	if (vr_read_all(fd, pem, len) != (ssize_t)len ||
-	    vr_read_all(fd, &ret->ca_hash, sizeof ret->ca_hash) != (ssize_t)sizeof ret->ca_hash)
+	    vr_read_all(fd, ret_ca_hash, sizeof *ret_ca_hash) != (ssize_t)sizeof *ret_ca_hash)
 		return -EPROTO;
-	ret->ca_pem = g_steal_pointer(&pem);
+	*ret_ca_pem = g_steal_pointer(&pem);
 	return 0;
 }
 
@@ -362,6 +366,10 @@ static G_NORETURN void exec_child(const VrProxyOptions *opts, int exe, int netns
 	if (options >= 0) {
 		int keep[5 + VR_PROXY_MAX_LISTENERS] = {options, report_fd, opts->event_fd, opts->audit_fd, opts->keys_fd};
 		memcpy(keep + 5, fds, specs->len * sizeof *fds);
+		/* The report's first part: the listeners exist. The supervisor
+		 * goes on while this process execs and the proxy starts. */
+		r = 0;
+		(void)vr_write_all(report_fd, &r, sizeof r);
 		r = exec_proxy(exe, options, keep, 5 + specs->len);
 	} else {
 		r = options;
@@ -372,7 +380,7 @@ static G_NORETURN void exec_child(const VrProxyOptions *opts, int exe, int netns
 
 int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, VrProxyStart *ret)
 {
-	*ret = (VrProxyStart){.pid = -1, .trust_fd = -1};
+	*ret = (VrProxyStart){.pid = -1, .report_fd = -1};
 	vr_cleanup_fd int exe = open_executable();
 	if (exe < 0)
 		return exe;
@@ -385,17 +393,14 @@ int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, VrProxyStart *r
 	if (pid == 0)
 		exec_child(opts, exe, netns_fd, pipefd[1]);
 	vr_clear_fd(&pipefd[1]);
-	gboolean tls = opts->keys || (opts->read_hosts && opts->read_hosts->len);
-	int r = read_report(pipefd[0], tls, ret);
+	int r = read_status(pipefd[0]);
 	if (r < 0) {
-		g_clear_pointer(&ret->ca_pem, g_free);
 		kill(pid, SIGKILL);
 		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 			;
 		return r;
 	}
 	ret->pid = pid;
-	if (tls)
-		ret->trust_fd = vr_steal_fd(&pipefd[0]);
+	ret->report_fd = vr_steal_fd(&pipefd[0]);
 	return 0;
 }

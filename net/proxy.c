@@ -408,26 +408,22 @@ int vr_proxy_child_main(const VrProxyOptions *opts, const int *fds, guint n_fds,
 	guint32 hash = 0;
 	GArray *specs = listener_specs(opts, n_fds);
 	int r = specs ? start_tls(opts, &tls, &pem, &hash) : -EINVAL;
-	/* The report net/proxy-launch.c's read_report reads: the status,
-	 * then with TLS the CA. */
+	if (r == 0 && tls) {
+		g_autoptr(GError) error = NULL;
+		if (!proxy_tls_load_trust(tls, &error)) {
+			vr_error("cannot start TLS termination: %s", error->message);
+			r = -EPROTO;
+		}
+	}
+	/* The report's second part (net/proxy-launch.c's read_start; the
+	 * first said the listeners were made): the status, then with TLS the
+	 * CA. The supervisor reads it just before COMMAND starts. */
 	(void)vr_write_all(report_fd, &r, sizeof r);
 	if (r == 0 && tls) {
 		guint32 len = (guint32)strlen(pem);
 		(void)vr_write_all(report_fd, &len, sizeof len);
 		(void)vr_write_all(report_fd, pem, len);
 		(void)vr_write_all(report_fd, &hash, sizeof hash);
-	}
-	if (r < 0)
-		return 1;
-	/* The report's second part: the trust store, loaded while the
-	 * supervisor goes on; it reads this before COMMAND starts. */
-	if (tls) {
-		g_autoptr(GError) error = NULL;
-		if (!proxy_tls_load_trust(tls, &error)) {
-			vr_error("cannot start TLS termination: %s", error->message);
-			r = -EPROTO;
-		}
-		(void)vr_write_all(report_fd, &r, sizeof r);
 	}
 	close(report_fd);
 	if (r < 0)

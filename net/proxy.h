@@ -79,20 +79,19 @@ int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid);
 /* What vr_proxy_spawn_tls returns. */
 typedef struct {
 	pid_t pid;
-	char *ca_pem;   /* with keys or read hosts: the run CA's certificate (PEM, g_free); else NULL */
-	guint32 ca_hash; /* … its OpenSSL subject hash (the name of its <hash>.0 link in a CApath directory) */
-	int trust_fd;   /* … the rest of the report, for vr_proxy_await_trust; else -1 */
+	int report_fd; /* the rest of the proxy's report, for vr_proxy_await_start */
 } VrProxyStart;
 
-/* The same; with keys or read hosts, the proxy makes the run's CA before it
- * reports and loads the system trust store after: the caller fills the
- * sandbox's trust store meanwhile, then reads the outcome with
- * vr_proxy_await_trust before COMMAND may start. A CA that cannot be made:
- * -EPROTO, after the proxy said why. */
+/* The same, in two steps: vr_proxy_spawn_tls returns once the listeners
+ * exist (a client's connect then waits in their backlog), and the proxy
+ * execs and starts meanwhile; vr_proxy_await_start reads how its start
+ * went (vr_startup_wait report_fd first) and closes the fd: 0, -EPROTO
+ * after the proxy said why (a CA that cannot be made, no trust store),
+ * -ECHILD when it died. With keys or read hosts, *ret_ca_pem (g_free) is
+ * then the run CA's certificate (PEM) and *ret_ca_hash its OpenSSL subject
+ * hash (the name of its <hash>.0 link in a CApath directory); else NULL. */
 int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, VrProxyStart *ret);
-/* Reads and closes trust_fd (vr_startup_wait it first): 0 when the proxy
- * can verify origins, -EPROTO after it said why, -ECHILD when it died. */
-int vr_proxy_await_trust(int trust_fd);
+int vr_proxy_await_start(const VrProxyOptions *opts, int report_fd, char **ret_ca_pem, guint32 *ret_ca_hash);
 
 /* Whether vault-run-proxy can be found (net/proxy-launch.h): 0, or -ENOENT
  * after one line that says where it was looked for. */

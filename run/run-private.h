@@ -54,7 +54,7 @@ typedef struct {
 	VrRunAudit audit;
 	VrSeccompProg sandbox_seccomp;
 	pid_t daemon, proxy, sandbox;
-	int proxy_trust;           /* --key, --net read=: the proxy's report on its trust store, until read */
+	int proxy_report;          /* the rest of the proxy's start-up report, until read (net/proxy.h) */
 	int daemon_ready;          /* the project view's start-up lines */
 	GArray *guards;            /* pid_t: the other views' daemons, in views->views order */
 	GArray *guard_ready;       /* int: their "ready" pipes */

@@ -479,7 +479,7 @@ static int start_proxy(VrRun *r, pid_t sandbox)
 	g_autofree char *ns = g_strdup_printf("/proc/%d/ns/net", (int)sandbox);
 	vr_cleanup_fd int netns = open(ns, O_RDONLY | O_CLOEXEC);
 	int ret = netns < 0 ? -errno : 0;
-	VrProxyStart start = {.pid = -1, .trust_fd = -1};
+	VrProxyStart start = {.pid = -1, .report_fd = -1};
 	if (ret == 0) {
 		r->popts.event_fd = r->audit.send_fd;
 		r->popts.keys = r->keys.keys;
@@ -497,35 +497,39 @@ static int start_proxy(VrRun *r, pid_t sandbox)
 		return vr_log_errno(-ret, "cannot start the network proxy");
 	}
 	r->proxy = start.pid;
-	r->proxy_trust = start.trust_fd;
-	g_autofree char *ca_pem = start.ca_pem;
-	/* Before the root is built: the sandbox binds the directory. */
-	if (ca_pem && (ret = vr_run_keys_certs_fill(&r->keys, ca_pem, start.ca_hash)) < 0)
-		return vr_log_errno(-ret, "cannot write the run CA into the sandbox's trust store");
+	r->proxy_report = start.report_fd;
 	return vr_startup_phase("proxy");
 }
 
-/* The rest of the proxy's start (its trust store, loaded while the root
- * was built), before COMMAND: a proxy that cannot verify origins stops the
- * run here. */
-static int await_proxy_trust(VrRun *r)
+/* The rest of the proxy's start (its exec, its CA and trust store), which
+ * the root build and the daemons' "ready" overlapped: read before COMMAND,
+ * so a proxy that cannot work stops the run first. The CA goes into the
+ * trust store the root already binds (a directory: what is written there
+ * now is seen inside). */
+static int await_proxy(VrRun *r)
 {
-	if (r->proxy_trust < 0)
+	if (r->proxy_report < 0)
 		return 0;
-	int ret = vr_startup_wait(r->proxy_trust, VR_STARTUP_TIMEOUT_MS);
+	int ret = vr_startup_wait(r->proxy_report, VR_STARTUP_TIMEOUT_MS);
 	if (ret == -EINTR)
 		return -1;
+	g_autofree char *ca_pem = NULL;
+	guint32 ca_hash = 0;
 	if (ret == 0)
-		ret = vr_proxy_await_trust(r->proxy_trust);
+		ret = vr_proxy_await_start(&r->popts, r->proxy_report, &ca_pem, &ca_hash);
 	else
-		vr_clear_fd(&r->proxy_trust);
-	r->proxy_trust = -1;
-	return ret < 0 ? vr_log_errno(-ret, "the network proxy cannot verify the origins") : 0;
+		vr_clear_fd(&r->proxy_report);
+	r->proxy_report = -1;
+	if (ret < 0)
+		return vr_log_errno(-ret, "cannot start the network proxy");
+	if (ca_pem && (ret = vr_run_keys_certs_fill(&r->keys, ca_pem, ca_hash)) < 0)
+		return vr_log_errno(-ret, "cannot write the run CA into the sandbox's trust store");
+	return 0;
 }
 
 /* --key, --net read=: the run CA's trust store (run/keys.h), bound over
  * /etc/ssl/certs where the root has the host's /etc/ssl (not --rootfs),
- * filled once the proxy made the CA, before the root is built. */
+ * filled once the proxy made the CA, before COMMAND starts. */
 static int trust_store(VrRun *r)
 {
 	if (!r->keys.terminates)
@@ -569,7 +573,7 @@ static int start_sandbox(VrRun *r)
 	gboolean ready = vr_run_await_ready(r);
 	if (ready)
 		r->audit.serving = true; /* it reads the event socket: run-end waits for it */
-	if (!ready || await_proxy_trust(r) < 0 || vr_startup_phase("ready") < 0)
+	if (!ready || await_proxy(r) < 0 || vr_startup_phase("ready") < 0)
 		return -1;
 	r->sandbox = vr_steal_pid(&child);
 	write_json_status(r->plan->json_status_fd, "{ \"child-pid\": %d }\n", (int)r->sandbox);
@@ -589,7 +593,7 @@ static void wait_for_sandbox(VrRun *r)
 static void close_ready_pipes(VrRun *r)
 {
 	vr_clear_fd(&r->daemon_ready);
-	vr_clear_fd(&r->proxy_trust);
+	vr_clear_fd(&r->proxy_report);
 	for (guint i = 0; i < r->guard_ready->len; i++)
 		vr_clear_fd(&g_array_index(r->guard_ready, int, i));
 	g_array_set_size(r->guard_ready, 0);
@@ -636,7 +640,7 @@ static _Noreturn void finish(VrRun *r)
 static void run_init(VrRun *r, VrRunPlan *plan)
 {
 	*r = (VrRun){
-		.plan = plan, .sfd = -1, .daemon = -1, .proxy = -1, .sandbox = -1, .proxy_trust = -1, .daemon_ready = -1,
+		.plan = plan, .sfd = -1, .daemon = -1, .proxy = -1, .sandbox = -1, .proxy_report = -1, .daemon_ready = -1,
 		.status = VR_EXIT_ERROR,
 		.audit = {.log_fd = -1, .dir_fd = -1, .daemon_fd = -1, .send_fd = -1},
 		.copies = {.lock_fd = -1},
