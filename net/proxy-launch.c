@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "common/cleanup.h"
@@ -294,22 +293,24 @@ int vr_proxy_run(const VrProxyOptions *opts, int netns_fd)
 	return vr_log_errno(-r, "cannot run the network proxy " VR_PROXY_EXECUTABLE);
 }
 
+gboolean vr_proxy_terminates_tls(const VrProxyOptions *opts)
+{
+	return opts->keys || (opts->read_hosts && opts->read_hosts->len);
+}
+
 int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid)
 {
 	VrProxyStart start;
 	int r = vr_proxy_spawn_tls(opts, netns_fd, &start);
 	if (r < 0)
 		return r;
+	vr_cleanup_pid pid_t pid = start.pid;
 	g_autofree char *pem = NULL;
 	guint32 hash = 0;
 	r = vr_proxy_await_start(opts, start.report_fd, &pem, &hash);
-	if (r < 0) {
-		kill(start.pid, SIGKILL);
-		while (waitpid(start.pid, NULL, 0) < 0 && errno == EINTR)
-			;
+	if (r < 0)
 		return r;
-	}
-	*ret_pid = start.pid;
+	*ret_pid = vr_steal_pid(&pid);
 	return 0;
 }
 
@@ -329,7 +330,7 @@ int vr_proxy_await_start(const VrProxyOptions *opts, int report_fd, char **ret_c
 	vr_cleanup_fd int fd = report_fd;
 	*ret_ca_pem = NULL;
 	int r = read_status(fd);
-	if (r < 0 || !(opts->keys || (opts->read_hosts && opts->read_hosts->len)))
+	if (r < 0 || !vr_proxy_terminates_tls(opts))
 		return r;
 	guint32 len = 0;
 	if (vr_read_all(fd, &len, sizeof len) != (ssize_t)sizeof len || len > 65536)
@@ -387,20 +388,16 @@ int vr_proxy_spawn_tls(const VrProxyOptions *opts, int netns_fd, VrProxyStart *r
 	vr_cleanup_pair int pipefd[2] = {-1, -1};
 	if (pipe2(pipefd, O_CLOEXEC) < 0)
 		return -errno;
-	pid_t pid = vr_fork_helper(SIGKILL, 1);
+	vr_cleanup_pid pid_t pid = vr_fork_helper(SIGKILL, 1);
 	if (pid < 0)
 		return -errno;
 	if (pid == 0)
 		exec_child(opts, exe, netns_fd, pipefd[1]);
 	vr_clear_fd(&pipefd[1]);
 	int r = read_status(pipefd[0]);
-	if (r < 0) {
-		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+	if (r < 0)
 		return r;
-	}
-	ret->pid = pid;
+	ret->pid = vr_steal_pid(&pid);
 	ret->report_fd = vr_steal_fd(&pipefd[0]);
 	return 0;
 }

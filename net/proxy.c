@@ -390,7 +390,7 @@ int vr_proxy_foreground_main(const VrProxyOptions *opts, const int *fds, guint n
 static int start_tls(const VrProxyOptions *opts, VrProxyTls **ret_tls, char **ret_pem, guint32 *ret_hash)
 {
 	*ret_tls = NULL;
-	if (!opts->keys && !(opts->read_hosts && opts->read_hosts->len))
+	if (!vr_proxy_terminates_tls(opts))
 		return 0;
 	g_autoptr(GError) error = NULL;
 	*ret_tls = proxy_tls_new(opts, ret_pem, &error);

@@ -76,6 +76,10 @@ void vr_proxy_options_init(VrProxyOptions *opts);
  * executable that cannot be found: -ENOENT, after saying where it looked. */
 int vr_proxy_spawn(const VrProxyOptions *opts, int netns_fd, pid_t *ret_pid);
 
+/* Whether the proxy terminates TLS (keys, or read hosts: an empty key list
+ * counts), and so makes the run's CA. */
+gboolean vr_proxy_terminates_tls(const VrProxyOptions *opts);
+
 /* What vr_proxy_spawn_tls returns. */
 typedef struct {
 	pid_t pid;

@@ -7,8 +7,8 @@
  * Order in the supervisor: vr_run_keys_plan before the allow-list is built,
  * vr_run_keys_take_values once the environment is, vr_run_keys_certs_prepare
  * before the sandbox is cloned (its root binds the directory), and
- * vr_run_keys_certs_fill once the proxy made the CA, before the root is
- * built. */
+ * vr_run_keys_certs_fill once the proxy made the CA, before COMMAND starts
+ * (the root binds the directory, so what is written then is seen inside). */
 #pragma once
 #include <glib.h>
 
