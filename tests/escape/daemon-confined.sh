@@ -66,6 +66,20 @@ if [ -n "$proxy" ]; then
 		done
 	done
 	vr_check "… and holds no capability in any thread${held:+:$held}" test -z "$held"
+	# Not dumpable, though the exec made it so again: a process of the
+	# same uid without capabilities (the @user variant; root may read it
+	# anyway) cannot read its /proc/PID/environ (or mem). Control: COMMAND, of
+	# the same uid and dumpable, can be read.
+	if [ -n "${VR_TEST_USER:-}" ]; then
+		agent=
+		for c in $(cat /proc/$VRPID/task/*/children 2>/dev/null); do
+			[ "$(pidns_depth "$c")" = "$ourdepth" ] || agent=$(cat /proc/$c/task/*/children 2>/dev/null | awk '{print $1}')
+		done
+		vr_check "control: COMMAND's /proc/PID/environ reads from the host (pid ${agent:-none})" \
+			sh -c "test -n '$agent' && cat /proc/$agent/environ >/dev/null"
+		vr_check_not "the proxy is not dumpable: its /proc/PID/environ does not read" \
+			sh -c "cat /proc/$proxy/environ >/dev/null 2>&1"
+	fi
 fi
 
 touch "$T/ctl/stop"
