@@ -105,9 +105,9 @@ void proxy_relay_terminated(ProxyConn *c, GIOStream *client, GSocketConnection *
 /* In the proxy, before it confines itself: reads the keys' values from
  * opts->keys_fd and makes the run's CA (*ret_ca_pem: its certificate). */
 VrProxyTls *proxy_tls_new(const VrProxyOptions *opts, char **ret_ca_pem, GError **error);
-/* Then, once the supervisor has the CA: GIO's TLS backend and the system
- * trust store for the upstream side (145 certificates parsed: ~10 ms, which
- * the sandbox's root build overlaps). */
+/* Then, before the proxy reports its start: GIO's TLS backend and the
+ * system trust store for the upstream side (145 certificates parsed:
+ * ~10 ms, which the sandbox's root build overlaps). */
 gboolean proxy_tls_load_trust(VrProxyTls *tls, GError **error);
 VrInject *proxy_tls_inject(VrProxyTls *tls);
 /* Whether a tunnel to c's host and port is terminated. */

@@ -199,8 +199,8 @@ vr_expect_status 125 "--key with --net host" "$VRT" --project "$P" --net host --
 vr_expect_status 125 "--key with --net none" "$VRT" --project "$P" --net none --key OPENAI_API_KEY@api.origin.test -- true
 
 # --- a proxy that cannot verify the origins stops the run before COMMAND --------
-# (its trust store loads while the root is built; the supervisor reads the
-# outcome before COMMAND starts: net/proxy.h vr_proxy_await_trust)
+# (it starts while the root is built; the supervisor reads how it went
+# just before COMMAND starts: net/proxy.h vr_proxy_await_start)
 st=0
 VR_TEST_UPSTREAM_CA=/nonexistent/ca.pem "$VRT" --project "$P" --key OPENAI_API_KEY@api.origin.test \
 	-- touch "$P/trust-ran" 2>"$T/trust.err" || st=$?
